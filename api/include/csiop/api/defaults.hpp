@@ -1,0 +1,147 @@
+// Defaulting, in one place: a DriverDeployment as the user wrote it becomes an
+// Effective spec in which every choice is made. The renderer reads only this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <csiop/api/images.hpp>
+#include <csiop/api/types.hpp>
+
+namespace csiop::api::defaults {
+
+inline constexpr const char* kKubeletDir = "/var/lib/kubelet";
+inline constexpr const char* kNodePriorityClass = "system-node-critical";
+inline constexpr const char* kControllerPriorityClass = "system-cluster-critical";
+inline constexpr const char* kPullPolicy = "IfNotPresent";
+inline constexpr const char* kFsGroupPolicy = "ReadWriteOnceWithFSType";
+inline constexpr const char* kDeletionPolicy = "Delete";
+inline constexpr const char* kControllerKind = "Deployment";
+inline constexpr std::int32_t kRegistrarPort = 9809;
+inline constexpr std::int32_t kLivenessPort = 9808;
+inline constexpr std::int32_t kProvisionerPort = 8080;
+inline constexpr std::int32_t kAttacherPort = 8081;
+inline constexpr std::int32_t kResizerPort = 8082;
+inline constexpr std::int32_t kSnapshotterPort = 8083;
+inline constexpr std::int32_t kHealthMonitorPort = 8084;
+
+// Requests given to a sidecar when neither it nor its pod names resources.
+Json sidecarResources();
+// Node plugins run on every node unless told otherwise.
+Json nodeTolerations();
+
+} // namespace csiop::api::defaults
+
+namespace csiop::api {
+
+struct EffectiveContainer {
+  std::string image;
+  std::string imagePullPolicy;
+  std::vector<std::string> extraArgs;
+  Json resources; // null: none
+};
+
+struct EffectiveDriver {
+  std::string image;
+  std::string imagePullPolicy;
+  std::optional<std::vector<std::string>> command;
+  std::vector<std::string> args;
+  Json env = Json::array();
+  Json resources; // null: none
+  Json ports = Json::array();
+  Json volumes = Json::array();
+  Json volumeMounts = Json::array();
+  Json securityContext; // null: privileged only
+};
+
+struct EffectiveLeaderElection {
+  bool enabled = false;
+  std::optional<std::string> leaseDuration;
+  std::optional<std::string> renewDeadline;
+  std::optional<std::string> retryPeriod;
+};
+
+struct EffectiveSidecar {
+  Component component = Component::Provisioner;
+  const char* name = ""; // container name, e.g. "csi-provisioner"
+  bool enabled = false;
+  EffectiveContainer container;
+  EffectiveLeaderElection leaderElection;
+  std::int32_t httpPort = 0;
+};
+
+struct EffectiveProbe {
+  bool enabled = true;
+  EffectiveContainer container;
+  std::int32_t port = 0;
+};
+
+struct EffectiveNode {
+  std::string kubeletDir;
+  Json updateStrategy; // null: server default
+  StringMap nodeSelector;
+  Json tolerations;
+  Json affinity; // null: none
+  std::string priorityClassName;
+  bool hostNetwork = false;
+  EffectiveContainer registrar;
+  std::int32_t registrarPort = 0;
+  EffectiveProbe livenessProbe;
+  EffectiveDriver driver;
+  Json rbacRules = Json::array();
+  Json podTemplatePatch; // null: none
+};
+
+struct EffectiveController {
+  std::string kind;
+  std::int32_t replicas = 1;
+  StringMap nodeSelector;
+  Json tolerations = Json::array();
+  Json affinity;                  // null: the default anti-affinity when replicas > 1
+  Json topologySpreadConstraints; // null: none
+  std::string priorityClassName;
+  std::vector<EffectiveSidecar> sidecars; // provisioner, attacher, resizer, snapshotter, healthMonitor
+  EffectiveProbe livenessProbe;
+  EffectiveDriver driver;
+  Json rbacRules = Json::array();
+  Json podTemplatePatch;
+
+  [[nodiscard]] const EffectiveSidecar* sidecar(Component c) const;
+};
+
+struct EffectiveCSIDriver {
+  bool attachRequired = true;
+  bool podInfoOnMount = false;
+  std::vector<std::string> volumeLifecycleModes;
+  bool storageCapacity = false;
+  std::string fsGroupPolicy;
+  bool requiresRepublish = false;
+  std::optional<std::vector<TokenRequest>> tokenRequests;
+  std::optional<bool> seLinuxMount;
+  std::optional<std::int64_t> nodeAllocatableUpdatePeriodSeconds;
+  std::optional<bool> serviceAccountTokenInSecrets;
+  std::optional<bool> preventPodSchedulingIfMissing;
+};
+
+struct Effective {
+  std::string name; // metadata.name
+  std::string uid;  // metadata.uid, empty outside a cluster
+  std::string driverName;
+  std::string namespace_;
+  bool createNamespace = true;
+  EffectiveCSIDriver csiDriver;
+  EffectiveNode node;
+  std::optional<EffectiveController> controller;
+  std::vector<StorageClassSpec> storageClasses;
+  Json imagePullSecrets = Json::array();
+  std::string imageRegistry; // empty: default
+  std::string deletionPolicy;
+};
+
+// Pure: fills every default. Assumes nothing about validity beyond types; call
+// validate() first to reject bad input with good messages.
+Effective resolve(const DriverDeployment& object);
+
+} // namespace csiop::api

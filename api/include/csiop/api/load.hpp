@@ -1,0 +1,33 @@
+// From manifest text to validated DriverDeployments: parse (YAML or JSON, one
+// or more documents), check the kind, decode, validate. Every problem of every
+// document is reported, each prefixed with where it was found.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <csiop/api/types.hpp>
+
+namespace csiop::api {
+
+enum class UnknownFields {
+  Strict, // an error, like `kubectl apply --validate=strict`
+  Warn,   // pruned with a warning, like `--validate=warn`
+  Ignore, // pruned silently, like the API server without field validation
+};
+
+struct Loaded {
+  std::vector<DriverDeployment> objects;
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+
+  [[nodiscard]] bool ok() const { return errors.empty(); }
+};
+
+Loaded loadDriverDeployments(std::string_view text, UnknownFields unknown = UnknownFields::Strict);
+
+// The same for an already-parsed object (e.g. from an AdmissionReview).
+Loaded loadDriverDeployment(const Json& object, UnknownFields unknown = UnknownFields::Strict);
+
+} // namespace csiop::api

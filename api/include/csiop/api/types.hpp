@@ -1,0 +1,417 @@
+// DriverDeployment (csiop.dev/v1alpha1): the C++ model of the custom resource.
+//
+// Every member is declared once, together with its JSON name, in a `fields`
+// member template. The codec, the CRD consistency test and the API reference
+// all walk that list, so a field cannot be added to one and forgotten in another.
+//
+// Conventions:
+//  * std::optional<T> marks a field the user may leave out; "absent" and "set to
+//    the zero value" stay distinguishable so that a decode/encode round trip is
+//    lossless and defaulting knows what the user really said.
+//  * Embedded Kubernetes types that the operator only passes through (env,
+//    resources, tolerations, affinity, volumes, ...) are kept as JSON. They are
+//    checked where a mistake would only surface later as a failed rollout.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace csiop::api {
+
+using Json = nlohmann::ordered_json;
+using StringMap = std::map<std::string, std::string>;
+
+inline constexpr const char* kGroup = "csiop.dev";
+inline constexpr const char* kVersion = "v1alpha1";
+inline constexpr const char* kApiVersion = "csiop.dev/v1alpha1";
+inline constexpr const char* kKind = "DriverDeployment";
+inline constexpr const char* kPlural = "driverdeployments";
+
+// storage.k8s.io/v1 TokenRequest.
+struct TokenRequest {
+  std::string audience;
+  std::optional<std::int64_t> expirationSeconds;
+
+  template <class V>
+  void fields(V&& v) {
+    v("audience", audience);
+    v("expirationSeconds", expirationSeconds);
+  }
+};
+
+// Every storage.k8s.io/v1 CSIDriverSpec field (Kubernetes 1.36).
+struct CSIDriverSpec {
+  std::optional<bool> attachRequired;
+  std::optional<bool> podInfoOnMount;
+  std::optional<std::vector<std::string>> volumeLifecycleModes;
+  std::optional<bool> storageCapacity;
+  std::optional<std::string> fsGroupPolicy;
+  std::optional<std::vector<TokenRequest>> tokenRequests;
+  std::optional<bool> requiresRepublish;
+  std::optional<bool> seLinuxMount;
+  std::optional<std::int64_t> nodeAllocatableUpdatePeriodSeconds;
+  std::optional<bool> serviceAccountTokenInSecrets;
+  std::optional<bool> preventPodSchedulingIfMissing;
+
+  template <class V>
+  void fields(V&& v) {
+    v("attachRequired", attachRequired);
+    v("podInfoOnMount", podInfoOnMount);
+    v("volumeLifecycleModes", volumeLifecycleModes);
+    v("storageCapacity", storageCapacity);
+    v("fsGroupPolicy", fsGroupPolicy);
+    v("tokenRequests", tokenRequests);
+    v("requiresRepublish", requiresRepublish);
+    v("seLinuxMount", seLinuxMount);
+    v("nodeAllocatableUpdatePeriodSeconds", nodeAllocatableUpdatePeriodSeconds);
+    v("serviceAccountTokenInSecrets", serviceAccountTokenInSecrets);
+    v("preventPodSchedulingIfMissing", preventPodSchedulingIfMissing);
+  }
+};
+
+// The CSI driver container. `spec.driver` is the base for both the node and the
+// controller pod; `spec.node.driver` and `spec.controller.driver` override it
+// field by field (a field set in the override replaces the base's).
+struct DriverContainer {
+  std::optional<std::string> image;
+  std::optional<std::string> imagePullPolicy;
+  std::optional<std::vector<std::string>> command;
+  std::optional<std::vector<std::string>> args;
+  std::optional<Json> env;             // []core/v1.EnvVar
+  std::optional<Json> resources;       // core/v1.ResourceRequirements
+  std::optional<Json> ports;           // []core/v1.ContainerPort
+  std::optional<Json> volumes;         // []core/v1.Volume, added to the pod
+  std::optional<Json> volumeMounts;    // []core/v1.VolumeMount
+  std::optional<Json> securityContext; // core/v1.SecurityContext
+
+  template <class V>
+  void fields(V&& v) {
+    v("image", image);
+    v("imagePullPolicy", imagePullPolicy);
+    v("command", command);
+    v("args", args);
+    v("env", env);
+    v("resources", resources);
+    v("ports", ports);
+    v("volumes", volumes);
+    v("volumeMounts", volumeMounts);
+    v("securityContext", securityContext);
+  }
+};
+
+// Leader election of the controller sidecars (client-go lease timings, Go
+// duration strings such as "15s").
+struct LeaderElection {
+  std::optional<bool> enabled;
+  std::optional<std::string> leaseDuration;
+  std::optional<std::string> renewDeadline;
+  std::optional<std::string> retryPeriod;
+
+  template <class V>
+  void fields(V&& v) {
+    v("enabled", enabled);
+    v("leaseDuration", leaseDuration);
+    v("renewDeadline", renewDeadline);
+    v("retryPeriod", retryPeriod);
+  }
+};
+
+// A kubernetes-csi sidecar container: image override, extra args, resources.
+struct ContainerOverride {
+  std::optional<std::string> image;
+  std::optional<std::string> imagePullPolicy;
+  std::optional<std::vector<std::string>> args; // appended after the generated args
+  std::optional<Json> resources;
+
+  template <class V>
+  void fields(V&& v) {
+    v("image", image);
+    v("imagePullPolicy", imagePullPolicy);
+    v("args", args);
+    v("resources", resources);
+  }
+};
+
+// A controller sidecar (external-provisioner, -attacher, ...).
+struct Sidecar {
+  std::optional<bool> enabled;
+  std::optional<std::string> image;
+  std::optional<std::string> imagePullPolicy;
+  std::optional<std::vector<std::string>> args;
+  std::optional<Json> resources;
+  std::optional<LeaderElection> leaderElection; // overrides spec.controller.leaderElection
+  std::optional<std::int32_t> httpPort;         // --http-endpoint (metrics, leader health)
+
+  template <class V>
+  void fields(V&& v) {
+    v("enabled", enabled);
+    v("image", image);
+    v("imagePullPolicy", imagePullPolicy);
+    v("args", args);
+    v("resources", resources);
+    v("leaderElection", leaderElection);
+    v("httpPort", httpPort);
+  }
+};
+
+// The livenessprobe sidecar and the driver container's livenessProbe wired to it.
+struct LivenessProbe {
+  std::optional<bool> enabled;
+  std::optional<std::string> image;
+  std::optional<std::string> imagePullPolicy;
+  std::optional<std::vector<std::string>> args;
+  std::optional<Json> resources;
+  std::optional<std::int32_t> port;
+
+  template <class V>
+  void fields(V&& v) {
+    v("enabled", enabled);
+    v("image", image);
+    v("imagePullPolicy", imagePullPolicy);
+    v("args", args);
+    v("resources", resources);
+    v("port", port);
+  }
+};
+
+// The node-driver-registrar sidecar.
+struct Registrar {
+  std::optional<std::string> image;
+  std::optional<std::string> imagePullPolicy;
+  std::optional<std::vector<std::string>> args;
+  std::optional<Json> resources;
+  std::optional<std::int32_t> httpPort;
+
+  template <class V>
+  void fields(V&& v) {
+    v("image", image);
+    v("imagePullPolicy", imagePullPolicy);
+    v("args", args);
+    v("resources", resources);
+    v("httpPort", httpPort);
+  }
+};
+
+// The node plugin DaemonSet.
+struct NodeSpec {
+  std::optional<std::string> kubeletDir;
+  std::optional<Json> updateStrategy; // apps/v1.DaemonSetUpdateStrategy
+  std::optional<StringMap> nodeSelector;
+  std::optional<Json> tolerations; // []core/v1.Toleration
+  std::optional<Json> affinity;    // core/v1.Affinity
+  std::optional<std::string> priorityClassName;
+  std::optional<Json> resources; // default for every container without its own
+  std::optional<bool> hostNetwork;
+  std::optional<Registrar> registrar;
+  std::optional<LivenessProbe> livenessProbe;
+  std::optional<DriverContainer> driver;
+  std::optional<Json> rbacRules;        // []rbac/v1.PolicyRule for the node driver
+  std::optional<Json> podTemplatePatch; // strategic-merge patch of the pod template
+
+  template <class V>
+  void fields(V&& v) {
+    v("kubeletDir", kubeletDir);
+    v("updateStrategy", updateStrategy);
+    v("nodeSelector", nodeSelector);
+    v("tolerations", tolerations);
+    v("affinity", affinity);
+    v("priorityClassName", priorityClassName);
+    v("resources", resources);
+    v("hostNetwork", hostNetwork);
+    v("registrar", registrar);
+    v("livenessProbe", livenessProbe);
+    v("driver", driver);
+    v("rbacRules", rbacRules);
+    v("podTemplatePatch", podTemplatePatch);
+  }
+};
+
+// The controller plugin Deployment or StatefulSet.
+struct ControllerSpec {
+  std::optional<std::string> kind; // Deployment | StatefulSet
+  std::optional<std::int32_t> replicas;
+  std::optional<StringMap> nodeSelector;
+  std::optional<Json> tolerations;
+  std::optional<Json> affinity;
+  std::optional<Json> topologySpreadConstraints;
+  std::optional<std::string> priorityClassName;
+  std::optional<Json> resources;
+  std::optional<LeaderElection> leaderElection;
+  std::optional<Sidecar> provisioner;
+  std::optional<Sidecar> attacher;
+  std::optional<Sidecar> resizer;
+  std::optional<Sidecar> snapshotter;
+  std::optional<Sidecar> healthMonitor;
+  std::optional<LivenessProbe> livenessProbe;
+  std::optional<DriverContainer> driver;
+  std::optional<Json> rbacRules;
+  std::optional<Json> podTemplatePatch;
+
+  template <class V>
+  void fields(V&& v) {
+    v("kind", kind);
+    v("replicas", replicas);
+    v("nodeSelector", nodeSelector);
+    v("tolerations", tolerations);
+    v("affinity", affinity);
+    v("topologySpreadConstraints", topologySpreadConstraints);
+    v("priorityClassName", priorityClassName);
+    v("resources", resources);
+    v("leaderElection", leaderElection);
+    v("provisioner", provisioner);
+    v("attacher", attacher);
+    v("resizer", resizer);
+    v("snapshotter", snapshotter);
+    v("healthMonitor", healthMonitor);
+    v("livenessProbe", livenessProbe);
+    v("driver", driver);
+    v("rbacRules", rbacRules);
+    v("podTemplatePatch", podTemplatePatch);
+  }
+};
+
+// A StorageClass whose provisioner is the driver.
+struct StorageClassSpec {
+  std::string name;
+  std::optional<StringMap> parameters;
+  std::optional<std::string> reclaimPolicy;     // Delete | Retain
+  std::optional<std::string> volumeBindingMode; // Immediate | WaitForFirstConsumer
+  std::optional<bool> allowVolumeExpansion;
+  std::optional<std::vector<std::string>> mountOptions;
+  std::optional<Json> allowedTopologies; // []core/v1.TopologySelectorTerm
+  std::optional<bool> isDefault;
+  std::optional<StringMap> labels;
+  std::optional<StringMap> annotations;
+
+  template <class V>
+  void fields(V&& v) {
+    v("name", name);
+    v("parameters", parameters);
+    v("reclaimPolicy", reclaimPolicy);
+    v("volumeBindingMode", volumeBindingMode);
+    v("allowVolumeExpansion", allowVolumeExpansion);
+    v("mountOptions", mountOptions);
+    v("allowedTopologies", allowedTopologies);
+    v("isDefault", isDefault);
+    v("labels", labels);
+    v("annotations", annotations);
+  }
+};
+
+struct DriverDeploymentSpec {
+  std::string driverName;
+  std::optional<std::string> namespace_;
+  std::optional<bool> createNamespace;
+  std::optional<CSIDriverSpec> csiDriver;
+  DriverContainer driver;
+  std::optional<NodeSpec> node;
+  std::optional<ControllerSpec> controller; // absent: node-only driver
+  std::optional<std::vector<StorageClassSpec>> storageClasses;
+  std::optional<Json> imagePullSecrets; // []core/v1.LocalObjectReference
+  std::optional<std::string> imageRegistry;
+  std::optional<std::string> deletionPolicy; // Delete | Orphan
+
+  template <class V>
+  void fields(V&& v) {
+    v("driverName", driverName);
+    v("namespace", namespace_);
+    v("createNamespace", createNamespace);
+    v("csiDriver", csiDriver);
+    v("driver", driver);
+    v("node", node);
+    v("controller", controller);
+    v("storageClasses", storageClasses);
+    v("imagePullSecrets", imagePullSecrets);
+    v("imageRegistry", imageRegistry);
+    v("deletionPolicy", deletionPolicy);
+  }
+};
+
+// metav1.Condition.
+struct Condition {
+  std::string type;
+  std::string status; // True | False | Unknown
+  std::optional<std::int64_t> observedGeneration;
+  std::string lastTransitionTime; // RFC 3339
+  std::string reason;
+  std::string message;
+
+  template <class V>
+  void fields(V&& v) {
+    v("type", type);
+    v("status", status);
+    v("observedGeneration", observedGeneration);
+    v("lastTransitionTime", lastTransitionTime);
+    v("reason", reason);
+    v("message", message);
+  }
+};
+
+struct NodesStatus {
+  std::optional<std::int32_t> desired;    // nodes the DaemonSet should run on
+  std::optional<std::int32_t> ready;      // node plugin pods ready
+  std::optional<std::int32_t> registered; // CSINode objects that list the driver
+
+  template <class V>
+  void fields(V&& v) {
+    v("desired", desired);
+    v("ready", ready);
+    v("registered", registered);
+  }
+};
+
+struct ControllerStatus {
+  std::optional<std::int32_t> replicas;
+  std::optional<std::int32_t> ready;
+
+  template <class V>
+  void fields(V&& v) {
+    v("replicas", replicas);
+    v("ready", ready);
+  }
+};
+
+struct DriverDeploymentStatus {
+  std::optional<std::int64_t> observedGeneration;
+  std::optional<std::vector<Condition>> conditions;
+  std::optional<NodesStatus> nodes;
+  std::optional<ControllerStatus> controller;
+
+  template <class V>
+  void fields(V&& v) {
+    v("observedGeneration", observedGeneration);
+    v("conditions", conditions);
+    v("nodes", nodes);
+    v("controller", controller);
+  }
+};
+
+// The whole object. metadata is kept verbatim (it is the API server's, and is
+// round-tripped untouched); the accessors read what the operator needs.
+struct DriverDeployment {
+  std::string apiVersion = kApiVersion;
+  std::string kind = kKind;
+  Json metadata = Json::object();
+  DriverDeploymentSpec spec;
+  std::optional<DriverDeploymentStatus> status;
+
+  template <class V>
+  void fields(V&& v) {
+    v("apiVersion", apiVersion);
+    v("kind", kind);
+    v("metadata", metadata);
+    v("spec", spec);
+    v("status", status);
+  }
+
+  [[nodiscard]] std::string name() const;
+  [[nodiscard]] std::string uid() const;
+  [[nodiscard]] std::int64_t generation() const;
+};
+
+} // namespace csiop::api

@@ -1,0 +1,237 @@
+#include <csiop/api/defaults.hpp>
+
+#include <utility>
+
+namespace csiop::api::defaults {
+
+Json sidecarResources() { return Json{{"requests", {{"cpu", "10m"}, {"memory", "20Mi"}}}}; }
+
+Json nodeTolerations() { return Json::array({Json{{"operator", "Exists"}}}); }
+
+} // namespace csiop::api::defaults
+
+namespace csiop::api {
+namespace {
+
+template <class T>
+T orDefault(const std::optional<T>& value, T fallback) {
+  return value ? *value : std::move(fallback);
+}
+
+Json orNull(const std::optional<Json>& value) { return value ? *value : Json(); }
+
+// Resources of a container: its own, else its pod's default, else `fallback`.
+Json resourcesFor(const std::optional<Json>& own, const std::optional<Json>& pod, Json fallback) {
+  if (own) {
+    return *own;
+  }
+  if (pod) {
+    return *pod;
+  }
+  return fallback;
+}
+
+template <class Spec>
+EffectiveContainer container(const std::optional<Spec>& spec, Component component,
+                             const std::string& registry, const std::optional<Json>& podResources) {
+  EffectiveContainer out;
+  out.image = defaultImage(component, registry);
+  out.imagePullPolicy = defaults::kPullPolicy;
+  out.resources = resourcesFor(std::nullopt, podResources, defaults::sidecarResources());
+  if (spec) {
+    out.image = orDefault(spec->image, out.image);
+    out.imagePullPolicy = orDefault(spec->imagePullPolicy, out.imagePullPolicy);
+    out.extraArgs = orDefault(spec->args, {});
+    out.resources = resourcesFor(spec->resources, podResources, defaults::sidecarResources());
+  }
+  return out;
+}
+
+EffectiveProbe probe(const std::optional<LivenessProbe>& spec, const std::string& registry,
+                     const std::optional<Json>& podResources) {
+  EffectiveProbe out;
+  out.container = container(spec, Component::LivenessProbe, registry, podResources);
+  out.enabled = spec ? orDefault(spec->enabled, true) : true;
+  out.port = spec ? orDefault(spec->port, defaults::kLivenessPort) : defaults::kLivenessPort;
+  return out;
+}
+
+EffectiveDriver driver(const DriverContainer& base, const std::optional<DriverContainer>& override,
+                       const std::optional<Json>& podResources) {
+  DriverContainer merged = base;
+  if (override) {
+    const auto pick = [](auto& into, const auto& from) {
+      if (from) {
+        into = from;
+      }
+    };
+    pick(merged.image, override->image);
+    pick(merged.imagePullPolicy, override->imagePullPolicy);
+    pick(merged.command, override->command);
+    pick(merged.args, override->args);
+    pick(merged.env, override->env);
+    pick(merged.resources, override->resources);
+    pick(merged.ports, override->ports);
+    pick(merged.volumes, override->volumes);
+    pick(merged.volumeMounts, override->volumeMounts);
+    pick(merged.securityContext, override->securityContext);
+  }
+  EffectiveDriver out;
+  out.image = orDefault(merged.image, std::string{});
+  out.imagePullPolicy = orDefault(merged.imagePullPolicy, std::string(defaults::kPullPolicy));
+  out.command = merged.command;
+  out.args = orDefault(merged.args, {});
+  out.env = orDefault(merged.env, Json::array());
+  out.resources = resourcesFor(merged.resources, podResources, Json());
+  out.ports = orDefault(merged.ports, Json::array());
+  out.volumes = orDefault(merged.volumes, Json::array());
+  out.volumeMounts = orDefault(merged.volumeMounts, Json::array());
+  out.securityContext = orNull(merged.securityContext);
+  return out;
+}
+
+EffectiveLeaderElection leaderElection(const std::optional<LeaderElection>& pod,
+                                       const std::optional<LeaderElection>& own, bool byDefault) {
+  EffectiveLeaderElection out;
+  out.enabled = byDefault;
+  for (const auto* le : {&pod, &own}) {
+    if (!*le) {
+      continue;
+    }
+    out.enabled = orDefault((*le)->enabled, out.enabled);
+    if ((*le)->leaseDuration) {
+      out.leaseDuration = (*le)->leaseDuration;
+    }
+    if ((*le)->renewDeadline) {
+      out.renewDeadline = (*le)->renewDeadline;
+    }
+    if ((*le)->retryPeriod) {
+      out.retryPeriod = (*le)->retryPeriod;
+    }
+  }
+  return out;
+}
+
+EffectiveSidecar sidecar(const std::optional<Sidecar>& spec, Component component, const char* name,
+                         bool enabledByDefault, std::int32_t port, const ControllerSpec& controller,
+                         bool leaderElectionByDefault, const std::string& registry) {
+  EffectiveSidecar out;
+  out.component = component;
+  out.name = name;
+  out.enabled = spec ? orDefault(spec->enabled, enabledByDefault) : enabledByDefault;
+  out.container = container(spec, component, registry, controller.resources);
+  out.leaderElection = leaderElection(controller.leaderElection,
+                                      spec ? spec->leaderElection : std::nullopt,
+                                      leaderElectionByDefault);
+  out.httpPort = spec ? orDefault(spec->httpPort, port) : port;
+  return out;
+}
+
+EffectiveCSIDriver csiDriver(const std::optional<CSIDriverSpec>& spec) {
+  const CSIDriverSpec s = spec ? *spec : CSIDriverSpec{};
+  EffectiveCSIDriver out;
+  out.attachRequired = orDefault(s.attachRequired, true);
+  out.podInfoOnMount = orDefault(s.podInfoOnMount, false);
+  out.volumeLifecycleModes =
+      orDefault(s.volumeLifecycleModes, std::vector<std::string>{"Persistent"});
+  out.storageCapacity = orDefault(s.storageCapacity, false);
+  out.fsGroupPolicy = orDefault(s.fsGroupPolicy, std::string(defaults::kFsGroupPolicy));
+  out.requiresRepublish = orDefault(s.requiresRepublish, false);
+  out.tokenRequests = s.tokenRequests;
+  out.seLinuxMount = s.seLinuxMount;
+  out.nodeAllocatableUpdatePeriodSeconds = s.nodeAllocatableUpdatePeriodSeconds;
+  out.serviceAccountTokenInSecrets = s.serviceAccountTokenInSecrets;
+  out.preventPodSchedulingIfMissing = s.preventPodSchedulingIfMissing;
+  return out;
+}
+
+EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry) {
+  const NodeSpec n = spec.node ? *spec.node : NodeSpec{};
+  EffectiveNode out;
+  out.kubeletDir = orDefault(n.kubeletDir, std::string(defaults::kKubeletDir));
+  while (out.kubeletDir.size() > 1 && out.kubeletDir.back() == '/') {
+    out.kubeletDir.pop_back();
+  }
+  out.updateStrategy = orNull(n.updateStrategy);
+  out.nodeSelector = orDefault(n.nodeSelector, {});
+  out.tolerations = orDefault(n.tolerations, defaults::nodeTolerations());
+  out.affinity = orNull(n.affinity);
+  out.priorityClassName = orDefault(n.priorityClassName, std::string(defaults::kNodePriorityClass));
+  out.hostNetwork = orDefault(n.hostNetwork, false);
+  out.registrar = container(n.registrar, Component::NodeDriverRegistrar, registry, n.resources);
+  out.registrarPort = n.registrar ? orDefault(n.registrar->httpPort, defaults::kRegistrarPort)
+                                  : defaults::kRegistrarPort;
+  out.livenessProbe = probe(n.livenessProbe, registry, n.resources);
+  out.driver = driver(spec.driver, n.driver, n.resources);
+  out.rbacRules = orDefault(n.rbacRules, Json::array());
+  out.podTemplatePatch = orNull(n.podTemplatePatch);
+  return out;
+}
+
+EffectiveController controller(const DriverDeploymentSpec& spec, const EffectiveCSIDriver& csi,
+                               const std::string& registry) {
+  const ControllerSpec& c = *spec.controller;
+  EffectiveController out;
+  out.kind = orDefault(c.kind, std::string(defaults::kControllerKind));
+  out.replicas = orDefault(c.replicas, 1);
+  out.nodeSelector = orDefault(c.nodeSelector, {});
+  out.tolerations = orDefault(c.tolerations, Json::array());
+  out.affinity = orNull(c.affinity);
+  out.topologySpreadConstraints = orNull(c.topologySpreadConstraints);
+  out.priorityClassName =
+      orDefault(c.priorityClassName, std::string(defaults::kControllerPriorityClass));
+  const bool le = out.replicas > 1;
+  out.sidecars = {
+      sidecar(c.provisioner, Component::Provisioner, "csi-provisioner", true,
+              defaults::kProvisionerPort, c, le, registry),
+      sidecar(c.attacher, Component::Attacher, "csi-attacher", csi.attachRequired,
+              defaults::kAttacherPort, c, le, registry),
+      sidecar(c.resizer, Component::Resizer, "csi-resizer", false, defaults::kResizerPort, c, le,
+              registry),
+      sidecar(c.snapshotter, Component::Snapshotter, "csi-snapshotter", false,
+              defaults::kSnapshotterPort, c, le, registry),
+      sidecar(c.healthMonitor, Component::HealthMonitor, "csi-external-health-monitor-controller",
+              false, defaults::kHealthMonitorPort, c, le, registry),
+  };
+  out.livenessProbe = probe(c.livenessProbe, registry, c.resources);
+  out.driver = driver(spec.driver, c.driver, c.resources);
+  out.rbacRules = orDefault(c.rbacRules, Json::array());
+  out.podTemplatePatch = orNull(c.podTemplatePatch);
+  return out;
+}
+
+} // namespace
+
+const EffectiveSidecar* EffectiveController::sidecar(Component c) const {
+  for (const auto& s : sidecars) {
+    if (s.component == c) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+Effective resolve(const DriverDeployment& object) {
+  const DriverDeploymentSpec& spec = object.spec;
+  Effective out;
+  out.name = object.name();
+  out.uid = object.uid();
+  out.driverName = spec.driverName;
+  out.namespace_ = orDefault(spec.namespace_, "csi-" + out.name);
+  out.createNamespace = orDefault(spec.createNamespace, true);
+  out.imageRegistry = orDefault(spec.imageRegistry, std::string{});
+  while (!out.imageRegistry.empty() && out.imageRegistry.back() == '/') {
+    out.imageRegistry.pop_back();
+  }
+  out.csiDriver = csiDriver(spec.csiDriver);
+  out.node = node(spec, out.imageRegistry);
+  if (spec.controller) {
+    out.controller = controller(spec, out.csiDriver, out.imageRegistry);
+  }
+  out.storageClasses = orDefault(spec.storageClasses, {});
+  out.imagePullSecrets = orDefault(spec.imagePullSecrets, Json::array());
+  out.deletionPolicy = orDefault(spec.deletionPolicy, std::string(defaults::kDeletionPolicy));
+  return out;
+}
+
+} // namespace csiop::api

@@ -1,0 +1,44 @@
+#include <csiop/api/images.hpp>
+
+#include <array>
+#include <stdexcept>
+
+namespace csiop::api {
+namespace {
+
+constexpr std::array kImages = {
+    ImageDefault{Component::NodeDriverRegistrar, "csi-node-driver-registrar", "v2.17.0",
+                 "node-driver-registrar"},
+    ImageDefault{Component::LivenessProbe, "livenessprobe", "v2.19.0", "livenessprobe"},
+    ImageDefault{Component::Provisioner, "csi-provisioner", "v6.3.0", "external-provisioner"},
+    ImageDefault{Component::Attacher, "csi-attacher", "v4.12.0", "external-attacher"},
+    ImageDefault{Component::Resizer, "csi-resizer", "v2.2.1", "external-resizer"},
+    ImageDefault{Component::Snapshotter, "csi-snapshotter", "v8.6.0", "external-snapshotter"},
+    ImageDefault{Component::HealthMonitor, "csi-external-health-monitor-controller", "v0.18.0",
+                 "external-health-monitor"},
+};
+
+} // namespace
+
+std::span<const ImageDefault> imageDefaults() { return kImages; }
+
+const ImageDefault& imageDefault(Component component) {
+  for (const auto& image : kImages) {
+    if (image.component == component) {
+      return image;
+    }
+  }
+  throw std::logic_error("no default image for component");
+}
+
+std::string defaultImage(Component component, std::string_view registry) {
+  const auto& image = imageDefault(component);
+  std::string out(registry.empty() ? kDefaultRegistry : registry);
+  out += '/';
+  out += image.name;
+  out += ':';
+  out += image.tag;
+  return out;
+}
+
+} // namespace csiop::api

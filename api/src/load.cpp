@@ -1,0 +1,93 @@
+#include <csiop/api/load.hpp>
+
+#include <csiop/api/codec.hpp>
+#include <csiop/api/validation.hpp>
+#include <csiop/api/yaml.hpp>
+
+namespace csiop::api {
+namespace {
+
+void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, Loaded& out) {
+  const std::string prefix = where.empty() ? "" : where + ": ";
+  if (!doc.is_object()) {
+    out.errors.push_back(prefix + "expected a DriverDeployment object, got a " +
+                         std::string(doc.type_name()));
+    return;
+  }
+  const auto apiVersion = doc.value("apiVersion", Json()).is_string()
+                              ? doc["apiVersion"].get<std::string>()
+                              : std::string();
+  const auto kind =
+      doc.value("kind", Json()).is_string() ? doc["kind"].get<std::string>() : std::string();
+  if (apiVersion != kApiVersion || kind != kKind) {
+    out.errors.push_back(prefix + "expected apiVersion " + kApiVersion + ", kind " + kKind +
+                         "; got apiVersion \"" + apiVersion + "\", kind \"" + kind + "\"");
+    return;
+  }
+  Decoded decoded = decode(doc);
+  const std::string name = decoded.object.name();
+  const std::string label = prefix + "DriverDeployment \"" + name + "\": ";
+  for (const auto& e : decoded.errors) {
+    out.errors.push_back(label + e.message());
+  }
+  for (const auto& f : decoded.unknownFields) {
+    if (unknown == UnknownFields::Strict) {
+      out.errors.push_back(label + "unknown field \"" + f + "\"");
+    } else if (unknown == UnknownFields::Warn) {
+      out.warnings.push_back(label + "unknown field \"" + f + "\" (ignored)");
+    }
+  }
+  if (!decoded.errors.empty()) {
+    return; // fields with the wrong type were left unset; validating would mislead
+  }
+  const Validation v = validate(decoded.object);
+  for (const auto& e : v.errors) {
+    out.errors.push_back(label + e.message());
+  }
+  for (const auto& w : v.warnings) {
+    out.warnings.push_back(label + w);
+  }
+  if (v.ok()) {
+    out.objects.push_back(std::move(decoded.object));
+  }
+}
+
+} // namespace
+
+Loaded loadDriverDeployments(std::string_view text, UnknownFields unknown) {
+  Loaded out;
+  std::vector<Json> docs;
+  try {
+    docs = parseYaml(text);
+  } catch (const YamlError& e) {
+    out.errors.emplace_back(e.what());
+    return out;
+  }
+  if (docs.empty()) {
+    out.errors.emplace_back("no DriverDeployment found: the input is empty");
+    return out;
+  }
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const std::string where = docs.size() > 1 ? "document " + std::to_string(i + 1) : "";
+    // A List (as `kubectl get -o yaml` prints) contributes its items.
+    if (docs[i].is_object() && docs[i].value("kind", Json()) == "List" &&
+        docs[i].contains("items") && docs[i]["items"].is_array()) {
+      const auto& items = docs[i]["items"];
+      for (std::size_t j = 0; j < items.size(); ++j) {
+        loadOne(items[j], (where.empty() ? "" : where + " ") + "items[" + std::to_string(j) + "]",
+                unknown, out);
+      }
+      continue;
+    }
+    loadOne(docs[i], where, unknown, out);
+  }
+  return out;
+}
+
+Loaded loadDriverDeployment(const Json& object, UnknownFields unknown) {
+  Loaded out;
+  loadOne(object, "", unknown, out);
+  return out;
+}
+
+} // namespace csiop::api

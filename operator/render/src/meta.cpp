@@ -1,0 +1,56 @@
+#include "meta.hpp"
+
+#include <csiop/render/render.hpp>
+
+namespace csiop::render {
+
+Json labels(const Effective& e, const char* componentName) {
+  return Json{
+      {"app.kubernetes.io/name", e.driverName},
+      {"app.kubernetes.io/instance", e.name},
+      {"app.kubernetes.io/component", componentName},
+      {"app.kubernetes.io/part-of", kManagedBy},
+      {"app.kubernetes.io/managed-by", kManagedBy},
+      {kOwnerLabel, e.name},
+  };
+}
+
+Json selectorLabels(const Effective& e, const char* componentName) {
+  return Json{{"app.kubernetes.io/instance", e.name},
+              {"app.kubernetes.io/component", componentName}};
+}
+
+Json object(const Effective& e, const char* apiVersion, const char* kind, const std::string& name,
+            const std::string& ns, const char* componentName) {
+  Json meta = Json::object();
+  meta["name"] = name;
+  if (!ns.empty()) {
+    meta["namespace"] = ns;
+  }
+  meta["labels"] = labels(e, componentName);
+  if (!e.uid.empty()) {
+    meta["ownerReferences"] = Json::array({Json{
+        {"apiVersion", api::kApiVersion},
+        {"kind", api::kKind},
+        {"name", e.name},
+        {"uid", e.uid},
+        {"controller", true},
+        {"blockOwnerDeletion", true},
+    }});
+  }
+  return Json{{"apiVersion", apiVersion}, {"kind", kind}, {"metadata", std::move(meta)}};
+}
+
+std::string nodeName(const Effective& e) { return e.name + "-node"; }
+
+std::string controllerName(const Effective& e) { return e.name + "-controller"; }
+
+std::string rbacName(const Effective& e, const std::string& what) {
+  return "csiop:" + e.name + ":" + what;
+}
+
+std::string ownerSelector(const std::string& driverDeploymentName) {
+  return std::string(kOwnerLabel) + "=" + driverDeploymentName;
+}
+
+} // namespace csiop::render

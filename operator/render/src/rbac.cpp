@@ -1,0 +1,231 @@
+#include "rbac.hpp"
+
+#include <map>
+#include <set>
+
+#include <csiop/api/secrets.hpp>
+
+namespace csiop::render {
+namespace {
+
+using api::Component;
+
+Json rule(const char* group, const char* resource, std::initializer_list<const char*> verbs) {
+  Json v = Json::array();
+  for (const char* verb : verbs) {
+    v.push_back(verb);
+  }
+  return Json{{"apiGroups", Json::array({group})},
+              {"resources", Json::array({resource})},
+              {"verbs", std::move(v)}};
+}
+
+// The ClusterRole rules of each sidecar, as its upstream deploy/kubernetes/rbac.yaml
+// has them for the pinned version.
+Json clusterRules(Component c) {
+  const auto events = [] {
+    return rule("", "events", {"list", "watch", "create", "update", "patch"});
+  };
+  switch (c) {
+  case Component::Provisioner:
+    return Json::array({
+        rule("", "persistentvolumes", {"get", "list", "watch", "create", "patch", "delete"}),
+        rule("", "persistentvolumeclaims", {"get", "list", "watch", "update"}),
+        rule("storage.k8s.io", "storageclasses", {"get", "list", "watch"}),
+        events(),
+        rule("snapshot.storage.k8s.io", "volumesnapshots", {"get", "list", "watch", "update"}),
+        rule("snapshot.storage.k8s.io", "volumesnapshotcontents", {"get", "list"}),
+        rule("storage.k8s.io", "csinodes", {"get", "list", "watch"}),
+        rule("", "nodes", {"get", "list", "watch"}),
+        rule("storage.k8s.io", "volumeattachments", {"get", "list", "watch"}),
+    });
+  case Component::Attacher:
+    return Json::array({
+        rule("", "persistentvolumes", {"get", "list", "watch", "patch"}),
+        rule("storage.k8s.io", "csinodes", {"get", "list", "watch"}),
+        rule("storage.k8s.io", "volumeattachments", {"get", "list", "watch", "patch"}),
+        rule("storage.k8s.io", "volumeattachments/status", {"patch"}),
+    });
+  case Component::Resizer:
+    return Json::array({
+        rule("", "persistentvolumes", {"get", "list", "watch", "patch"}),
+        rule("", "persistentvolumeclaims", {"get", "list", "watch"}),
+        rule("", "pods", {"get", "list", "watch"}),
+        rule("", "persistentvolumeclaims/status", {"patch"}),
+        events(),
+        rule("storage.k8s.io", "volumeattributesclasses", {"get", "list", "watch"}),
+    });
+  case Component::Snapshotter:
+    return Json::array({
+        events(),
+        rule("snapshot.storage.k8s.io", "volumesnapshotclasses", {"get", "list", "watch"}),
+        rule("snapshot.storage.k8s.io", "volumesnapshotcontents",
+             {"get", "list", "watch", "update", "patch"}),
+        rule("snapshot.storage.k8s.io", "volumesnapshotcontents/status", {"update", "patch"}),
+        rule("groupsnapshot.storage.k8s.io", "volumegroupsnapshotclasses",
+             {"get", "list", "watch"}),
+        rule("groupsnapshot.storage.k8s.io", "volumegroupsnapshotcontents",
+             {"get", "list", "watch", "update", "patch"}),
+        rule("groupsnapshot.storage.k8s.io", "volumegroupsnapshotcontents/status",
+             {"update", "patch"}),
+    });
+  case Component::HealthMonitor:
+    return Json::array({
+        rule("", "persistentvolumes", {"get", "list", "watch"}),
+        rule("", "persistentvolumeclaims", {"get", "list", "watch"}),
+        rule("", "nodes", {"get", "list", "watch"}),
+        rule("", "pods", {"get", "list", "watch"}),
+        rule("", "events", {"create", "patch"}),
+    });
+  default:
+    return Json::array(); // registrar and livenessprobe need no API access
+  }
+}
+
+// Namespaced rules: leader election, and the provisioner's capacity tracking
+// (CSIStorageCapacity objects, plus the GETs that walk from its pod to the
+// owning workload: pod -> ReplicaSet -> Deployment, or pod -> StatefulSet).
+Json namespacedRules(const api::EffectiveSidecar& s, const Effective& e) {
+  Json rules = Json::array();
+  if (s.leaderElection.enabled) {
+    rules.push_back(rule("coordination.k8s.io", "leases",
+                         {"get", "watch", "list", "delete", "update", "create"}));
+  }
+  if (s.component == Component::Provisioner && e.csiDriver.storageCapacity) {
+    rules.push_back(rule("storage.k8s.io", "csistoragecapacities",
+                         {"get", "list", "watch", "create", "update", "patch", "delete"}));
+    rules.push_back(rule("", "pods", {"get"}));
+    if (e.controller->kind == "Deployment") {
+      rules.push_back(rule("apps", "replicasets", {"get"}));
+    }
+  }
+  return rules;
+}
+
+const char* roleName(Component c) {
+  switch (c) {
+  case Component::Provisioner:
+    return "external-provisioner";
+  case Component::Attacher:
+    return "external-attacher";
+  case Component::Resizer:
+    return "external-resizer";
+  case Component::Snapshotter:
+    return "external-snapshotter";
+  case Component::HealthMonitor:
+    return "external-health-monitor";
+  default:
+    return "sidecar";
+  }
+}
+
+Json subject(const std::string& sa, const std::string& ns) {
+  return Json::array({Json{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", ns}}});
+}
+
+void addRole(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced, const Effective& e,
+             const std::string& name, const std::string& ns, Json rules, const std::string& sa) {
+  const bool cluster = ns.empty();
+  Json role = object(e, "rbac.authorization.k8s.io/v1", cluster ? "ClusterRole" : "Role", name, ns,
+                     component::kRbac);
+  role["rules"] = std::move(rules);
+  Json binding = object(e, "rbac.authorization.k8s.io/v1",
+                        cluster ? "ClusterRoleBinding" : "RoleBinding", name, ns,
+                        component::kRbac);
+  binding["subjects"] = subject(sa, e.namespace_);
+  binding["roleRef"] = Json{{"apiGroup", "rbac.authorization.k8s.io"},
+                            {"kind", cluster ? "ClusterRole" : "Role"},
+                            {"name", name}};
+  auto& into = cluster ? clusterScoped : namespaced;
+  into.push_back(std::move(role));
+  into.push_back(std::move(binding));
+}
+
+// Secrets named by StorageClass parameters, readable by the controller's
+// sidecars that use them: exactly the named secret where name and namespace are
+// fixed, the namespace's secrets where only the namespace is, and cluster-wide
+// only where the namespace is a ${...} template. Only `get`: the sidecars fetch
+// each secret by name and never list.
+void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
+                 const Effective& e) {
+  std::map<std::string, std::set<std::string>> byNamespace; // "" in set: any name
+  std::set<std::string> anyNamespace;                       // "" in set: any name
+  for (const auto& sc : e.storageClasses) {
+    if (!sc.parameters) {
+      continue;
+    }
+    for (const auto& ref : api::secretReferences(*sc.parameters)) {
+      const auto* reader = ref.reader ? e.controller->sidecar(*ref.reader) : nullptr;
+      if (!reader || !reader->enabled || !ref.name || !ref.namespace_) {
+        continue;
+      }
+      const std::string name = api::isTemplated(*ref.name) ? "" : *ref.name;
+      if (api::isTemplated(*ref.namespace_)) {
+        anyNamespace.insert(name);
+      } else {
+        byNamespace[*ref.namespace_].insert(name);
+      }
+    }
+  }
+  const auto secretRule = [](const std::set<std::string>& names) {
+    Json r = rule("", "secrets", {"get"});
+    if (!names.contains("")) {
+      r["resourceNames"] = Json(names);
+    }
+    return Json::array({std::move(r)});
+  };
+  const std::string sa = controllerName(e);
+  if (!anyNamespace.empty()) {
+    addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), "", secretRule(anyNamespace),
+            sa);
+  }
+  for (const auto& [ns, names] : byNamespace) {
+    addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), ns, secretRule(names), sa);
+  }
+}
+
+} // namespace
+
+std::vector<Json> renderServiceAccounts(const Effective& e) {
+  std::vector<Json> out;
+  Json node = object(e, "v1", "ServiceAccount", nodeName(e), e.namespace_, component::kNode);
+  out.push_back(std::move(node));
+  if (e.controller) {
+    out.push_back(
+        object(e, "v1", "ServiceAccount", controllerName(e), e.namespace_, component::kController));
+  }
+  return out;
+}
+
+std::vector<Json> renderRbac(const Effective& e) {
+  std::vector<Json> clusterScoped;
+  std::vector<Json> namespaced;
+  if (!e.node.rbacRules.empty()) {
+    addRole(clusterScoped, namespaced, e, rbacName(e, "node-driver"), "", e.node.rbacRules,
+            nodeName(e));
+  }
+  if (e.controller) {
+    const std::string sa = controllerName(e);
+    if (!e.controller->rbacRules.empty()) {
+      addRole(clusterScoped, namespaced, e, rbacName(e, "controller-driver"), "",
+              e.controller->rbacRules, sa);
+    }
+    for (const auto& s : e.controller->sidecars) {
+      if (!s.enabled) {
+        continue;
+      }
+      const std::string name = rbacName(e, roleName(s.component));
+      addRole(clusterScoped, namespaced, e, name, "", clusterRules(s.component), sa);
+      Json rules = namespacedRules(s, e);
+      if (!rules.empty()) {
+        addRole(clusterScoped, namespaced, e, name, e.namespace_, std::move(rules), sa);
+      }
+    }
+    secretRoles(clusterScoped, namespaced, e);
+  }
+  clusterScoped.insert(clusterScoped.end(), std::make_move_iterator(namespaced.begin()),
+                       std::make_move_iterator(namespaced.end()));
+  return clusterScoped;
+}
+
+} // namespace csiop::render

@@ -1,0 +1,141 @@
+#include "storage.hpp"
+
+#include <set>
+
+#include <csiop/render/render.hpp>
+
+namespace csiop::render {
+namespace {
+
+bool isSystemNamespace(const std::string& ns) {
+  static const std::set<std::string> system = {"default", "kube-system", "kube-public",
+                                               "kube-node-lease"};
+  return system.contains(ns);
+}
+
+} // namespace
+
+std::vector<Json> renderNamespace(const Effective& e) {
+  if (!e.createNamespace || isSystemNamespace(e.namespace_)) {
+    return {};
+  }
+  // Created if missing, never owned: a namespace may hold things that are not
+  // ours, so it gets no owner reference and is never deleted by the operator.
+  Json ns = Json{{"apiVersion", "v1"},
+                 {"kind", "Namespace"},
+                 {"metadata", {{"name", e.namespace_}, {"labels", labels(e, component::kNamespace)}}}};
+  // Node plugins are privileged pods; Pod Security Admission must allow them.
+  ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "privileged";
+  return {ns};
+}
+
+Json renderCSIDriver(const Effective& e, bool v1) {
+  const auto& d = e.csiDriver;
+  Json obj = object(e, v1 ? "storage.k8s.io/v1" : "csi.storage.k8s.io/v1alpha1", "CSIDriver",
+                    e.driverName, "", component::kCSIDriver);
+  if (!e.uid.empty()) {
+    obj["metadata"]["annotations"] = Json{{kOwnerUidAnnotation, e.uid}};
+  }
+  Json spec = Json::object();
+  spec["attachRequired"] = d.attachRequired;
+  if (!v1) {
+    // The 1.12/1.13 CRD knows only these two fields.
+    if (d.podInfoOnMount) {
+      spec["podInfoOnMountVersion"] = "v1";
+    }
+    obj["spec"] = std::move(spec);
+    return obj;
+  }
+  spec["podInfoOnMount"] = d.podInfoOnMount;
+  spec["volumeLifecycleModes"] = d.volumeLifecycleModes;
+  spec["storageCapacity"] = d.storageCapacity;
+  spec["fsGroupPolicy"] = d.fsGroupPolicy;
+  if (d.tokenRequests) {
+    Json trs = Json::array();
+    for (const auto& tr : *d.tokenRequests) {
+      Json t = Json{{"audience", tr.audience}};
+      if (tr.expirationSeconds) {
+        t["expirationSeconds"] = *tr.expirationSeconds;
+      }
+      trs.push_back(std::move(t));
+    }
+    spec["tokenRequests"] = std::move(trs);
+  }
+  spec["requiresRepublish"] = d.requiresRepublish;
+  if (d.seLinuxMount) {
+    spec["seLinuxMount"] = *d.seLinuxMount;
+  }
+  if (d.nodeAllocatableUpdatePeriodSeconds) {
+    spec["nodeAllocatableUpdatePeriodSeconds"] = *d.nodeAllocatableUpdatePeriodSeconds;
+  }
+  if (d.serviceAccountTokenInSecrets) {
+    spec["serviceAccountTokenInSecrets"] = *d.serviceAccountTokenInSecrets;
+  }
+  if (d.preventPodSchedulingIfMissing) {
+    spec["preventPodSchedulingIfMissing"] = *d.preventPodSchedulingIfMissing;
+  }
+  obj["spec"] = std::move(spec);
+  return obj;
+}
+
+std::vector<Json> renderStorageClasses(const Effective& e) {
+  std::vector<Json> out;
+  for (const auto& sc : e.storageClasses) {
+    Json obj = object(e, "storage.k8s.io/v1", "StorageClass", sc.name, "", component::kStorageClass);
+    auto& meta = obj["metadata"];
+    if (sc.labels) {
+      for (const auto& [k, v] : *sc.labels) {
+        if (!meta["labels"].contains(k)) {
+          meta["labels"][k] = v;
+        }
+      }
+    }
+    Json annotations = Json::object();
+    if (sc.annotations) {
+      for (const auto& [k, v] : *sc.annotations) {
+        annotations[k] = v;
+      }
+    }
+    if (sc.isDefault) {
+      annotations["storageclass.kubernetes.io/is-default-class"] = *sc.isDefault ? "true" : "false";
+    }
+    if (!annotations.empty()) {
+      // Keep metadata's key order stable: annotations right after labels.
+      Json ordered = Json::object();
+      for (const auto& [k, v] : meta.items()) {
+        ordered[k] = v;
+        if (k == "labels") {
+          ordered["annotations"] = annotations;
+        }
+      }
+      meta = std::move(ordered);
+    }
+    obj["provisioner"] = e.driverName;
+    if (sc.parameters && !sc.parameters->empty()) {
+      Json params = Json::object();
+      for (const auto& [k, v] : *sc.parameters) {
+        params[k] = v;
+      }
+      obj["parameters"] = std::move(params);
+    }
+    if (sc.reclaimPolicy) {
+      obj["reclaimPolicy"] = *sc.reclaimPolicy;
+    }
+    if (sc.volumeBindingMode) {
+      obj["volumeBindingMode"] = *sc.volumeBindingMode;
+    }
+    if (sc.allowVolumeExpansion) {
+      obj["allowVolumeExpansion"] = *sc.allowVolumeExpansion;
+    }
+    if (sc.mountOptions) {
+      obj["mountOptions"] = *sc.mountOptions;
+    }
+    if (sc.allowedTopologies) {
+      obj["allowedTopologies"] = *sc.allowedTopologies;
+    }
+    out.push_back(std::move(obj));
+  }
+  return out;
+}
+
+} // namespace csiop::render

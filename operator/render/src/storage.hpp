@@ -1,0 +1,14 @@
+// The CSIDriver object, the workloads' Namespace, and the StorageClasses.
+#pragma once
+
+#include <vector>
+
+#include "meta.hpp"
+
+namespace csiop::render {
+
+std::vector<Json> renderNamespace(const Effective& e); // empty when not wanted
+Json renderCSIDriver(const Effective& e, bool v1);
+std::vector<Json> renderStorageClasses(const Effective& e);
+
+} // namespace csiop::render

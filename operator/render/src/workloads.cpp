@@ -1,0 +1,163 @@
+#include "workloads.hpp"
+
+#include <algorithm>
+
+#include "containers.hpp"
+#include "patch.hpp"
+
+namespace csiop::render {
+namespace {
+
+Json hostPath(const char* name, const std::string& path, const char* type) {
+  return Json{{"name", name}, {"hostPath", {{"path", path}, {"type", type}}}};
+}
+
+// Linux nodes only, unless the user chose the nodes.
+Json nodeSelector(const api::StringMap& chosen) {
+  if (chosen.empty()) {
+    return Json{{"kubernetes.io/os", "linux"}};
+  }
+  Json out = Json::object();
+  for (const auto& [k, v] : chosen) {
+    out[k] = v;
+  }
+  return out;
+}
+
+void commonPodFields(Json& spec, const Effective& e) {
+  if (!e.imagePullSecrets.empty()) {
+    spec["imagePullSecrets"] = e.imagePullSecrets;
+  }
+}
+
+Json podTemplate(const Effective& e, const char* componentName, Json spec, const Json& patch) {
+  Json tmpl = Json{
+      {"metadata",
+       {{"labels", labels(e, componentName)},
+        {"annotations", {{"kubectl.kubernetes.io/default-container", kDriverContainer}}}}},
+      {"spec", std::move(spec)}};
+  if (!patch.is_null()) {
+    tmpl = strategicMerge(std::move(tmpl), patch);
+  }
+  return tmpl;
+}
+
+} // namespace
+
+Json renderNodeDaemonSet(const Effective& e) {
+  const auto& n = e.node;
+  Json spec = Json::object();
+  spec["serviceAccountName"] = nodeName(e);
+  // The node plugin talks to the API server only if the driver was granted rules.
+  spec["automountServiceAccountToken"] = !n.rbacRules.empty();
+  spec["priorityClassName"] = n.priorityClassName;
+  if (n.hostNetwork) {
+    spec["hostNetwork"] = true;
+    spec["dnsPolicy"] = "ClusterFirstWithHostNet";
+  }
+  spec["nodeSelector"] = nodeSelector(n.nodeSelector);
+  if (!n.tolerations.empty()) {
+    spec["tolerations"] = n.tolerations;
+  }
+  if (!n.affinity.is_null()) {
+    spec["affinity"] = n.affinity;
+  }
+  commonPodFields(spec, e);
+  Json containers = Json::array({driverContainer(e, n.driver, n.livenessProbe, true),
+                                 registrarContainer(e)});
+  if (n.livenessProbe.enabled) {
+    // Same reason as the registrar: it dials the privileged driver's socket.
+    containers.push_back(livenessContainer(n.livenessProbe, Json{{"privileged", true}}));
+  }
+  spec["containers"] = std::move(containers);
+  const std::string& k = n.kubeletDir;
+  Json volumes = Json::array({
+      hostPath("socket-dir", k + "/plugins/" + e.driverName, "DirectoryOrCreate"),
+      hostPath("registration-dir", k + "/plugins_registry", "Directory"),
+      hostPath("mountpoint-dir", k + "/pods", "DirectoryOrCreate"),
+      hostPath("plugins-dir", k + "/plugins", "Directory"),
+      hostPath("dev-dir", "/dev", "Directory"),
+  });
+  for (const auto& v : n.driver.volumes) {
+    volumes.push_back(v);
+  }
+  spec["volumes"] = std::move(volumes);
+
+  Json ds = object(e, "apps/v1", "DaemonSet", nodeName(e), e.namespace_, component::kNode);
+  Json dsSpec = Json::object();
+  dsSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kNode)}};
+  if (!n.updateStrategy.is_null()) {
+    dsSpec["updateStrategy"] = n.updateStrategy;
+  }
+  dsSpec["template"] = podTemplate(e, component::kNode, std::move(spec), n.podTemplatePatch);
+  ds["spec"] = std::move(dsSpec);
+  return ds;
+}
+
+Json renderControllerWorkload(const Effective& e) {
+  const auto& c = *e.controller;
+  Json spec = Json::object();
+  spec["serviceAccountName"] = controllerName(e);
+  spec["priorityClassName"] = c.priorityClassName;
+  spec["nodeSelector"] = nodeSelector(c.nodeSelector);
+  if (!c.tolerations.empty()) {
+    spec["tolerations"] = c.tolerations;
+  }
+  if (!c.affinity.is_null()) {
+    spec["affinity"] = c.affinity;
+  } else if (c.replicas > 1) {
+    // Spread replicas over nodes so that one node failure leaves a leader.
+    spec["affinity"] = Json{
+        {"podAntiAffinity",
+         {{"preferredDuringSchedulingIgnoredDuringExecution",
+           Json::array({Json{{"weight", 100},
+                             {"podAffinityTerm",
+                              {{"labelSelector",
+                                {{"matchLabels", selectorLabels(e, component::kController)}}},
+                               {"topologyKey", "kubernetes.io/hostname"}}}}})}}}};
+  }
+  if (!c.topologySpreadConstraints.is_null()) {
+    spec["topologySpreadConstraints"] = c.topologySpreadConstraints;
+  }
+  commonPodFields(spec, e);
+  Json containers = Json::array({driverContainer(e, c.driver, c.livenessProbe, false)});
+  for (const auto& s : c.sidecars) {
+    if (s.enabled) {
+      containers.push_back(sidecarContainer(e, s));
+    }
+  }
+  if (c.livenessProbe.enabled) {
+    containers.push_back(livenessContainer(c.livenessProbe, restrictedSecurityContext()));
+  }
+  spec["containers"] = std::move(containers);
+  Json volumes = Json::array({Json{{"name", "socket-dir"}, {"emptyDir", Json::object()}}});
+  for (const auto& v : c.driver.volumes) {
+    volumes.push_back(v);
+  }
+  spec["volumes"] = std::move(volumes);
+
+  const bool statefulSet = c.kind == "StatefulSet";
+  Json w = object(e, "apps/v1", statefulSet ? "StatefulSet" : "Deployment", controllerName(e),
+                  e.namespace_, component::kController);
+  Json wSpec = Json::object();
+  wSpec["replicas"] = c.replicas;
+  wSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kController)}};
+  if (statefulSet) {
+    wSpec["serviceName"] = controllerName(e);
+  } else {
+    const bool anyElection = std::any_of(c.sidecars.begin(), c.sidecars.end(), [](const auto& s) {
+      return s.enabled && s.leaderElection.enabled;
+    });
+    if (!anyElection) {
+      // Without leader election two controller pods must never overlap, not
+      // even during a rollout.
+      wSpec["strategy"] = Json{{"type", "Recreate"}};
+    }
+  }
+  wSpec["template"] =
+      podTemplate(e, component::kController, std::move(spec), c.podTemplatePatch);
+  w["spec"] = std::move(wSpec);
+  return w;
+}
+
+} // namespace csiop::render
