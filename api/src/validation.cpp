@@ -532,6 +532,14 @@ void node(Validator& v, const DriverDeploymentSpec& spec) {
     }
     reserved[probePort] = "spec.node.livenessProbe.port";
   }
+  const bool ownContext = n.driver && n.driver->securityContext;
+  const auto& context = ownContext ? n.driver->securityContext : spec.driver.securityContext;
+  if (context && context->is_object() && context->value("privileged", false) != true) {
+    v.add(forbidden((ownContext ? p + ".driver" : std::string("spec.driver")) +
+                        ".securityContext.privileged",
+                    "the node plugin must be privileged: it mounts the kubelet's pods and "
+                    "plugins directories with Bidirectional propagation"));
+  }
   driverInPod(v, spec, n.driver, p + ".driver", kNodeVolumes,
               {"/csi", "/dev", kubeletDir + "/pods", kubeletDir + "/plugins"}, reserved);
 }
@@ -785,6 +793,9 @@ Validation validate(const DriverDeployment& object) {
   if (spec.deletionPolicy) {
     v.oneOf("spec.deletionPolicy", *spec.deletionPolicy, {"Delete", "Orphan"});
   }
+  // spec.driver is checked as part of both pods; one mistake is one error.
+  std::set<std::string> seen;
+  std::erase_if(v.result.errors, [&](const FieldError& e) { return !seen.insert(e.message()).second; });
   return std::move(v.result);
 }
 

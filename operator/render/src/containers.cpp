@@ -52,7 +52,12 @@ const char* portName(api::Component c) {
 
 } // namespace
 
-Json restrictedSecurityContext() {
+Json sidecarSecurityContext(const api::EffectiveDriver& driver) {
+  const bool privileged = driver.securityContext.is_object() &&
+                          driver.securityContext.value("privileged", false);
+  if (privileged) {
+    return Json{{"privileged", true}};
+  }
   return Json{{"allowPrivilegeEscalation", false}, {"readOnlyRootFilesystem", true}};
 }
 
@@ -128,8 +133,7 @@ Json registrarContainer(const Effective& e) {
   c["ports"] = Json::array(
       {Json{{"name", "registrar"}, {"containerPort", n.registrarPort}, {"protocol", "TCP"}}});
   c["livenessProbe"] = httpProbe("/healthz", "registrar", 5, 5, 10, 3);
-  // As upstream: on SELinux hosts only a privileged container may use the
-  // socket that the privileged driver created.
+  // The node driver is always privileged; see sidecarSecurityContext.
   c["securityContext"] = Json{{"privileged", true}};
   setResources(c, n.registrar.resources);
   c["volumeMounts"] = Json::array(
@@ -151,7 +155,8 @@ Json livenessContainer(const api::EffectiveProbe& probe, const Json& securityCon
   return c;
 }
 
-Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
+Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s,
+                      const Json& securityContext) {
   Json c = Json::object();
   c["name"] = s.name;
   c["image"] = s.container.image;
@@ -194,7 +199,7 @@ Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
     // Restart a sidecar whose leader election is stuck (upstream's recommendation).
     c["livenessProbe"] = httpProbe("/healthz/leader-election", port, 10, 10, 20, 1);
   }
-  c["securityContext"] = restrictedSecurityContext();
+  c["securityContext"] = securityContext;
   setResources(c, s.container.resources);
   c["volumeMounts"] = Json::array({socketMount()});
   return c;

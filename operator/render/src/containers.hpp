@@ -16,11 +16,14 @@ Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
                      const api::EffectiveProbe& probe, bool nodePlugin);
 Json registrarContainer(const Effective& e);
 Json livenessContainer(const api::EffectiveProbe& probe, const Json& securityContext);
-Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s);
+Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s, const Json& securityContext);
 
 Json socketMount();
 
-// allowPrivilegeEscalation false, read-only root: for containers that need no privilege.
-Json restrictedSecurityContext();
+// The security context of the sidecars that dial the driver's socket: privileged
+// when the driver is (as upstream does it: on SELinux hosts only a privileged
+// container may use a socket that a privileged container created), otherwise
+// no privilege escalation and a read-only root file system.
+Json sidecarSecurityContext(const api::EffectiveDriver& driver);
 
 } // namespace csiop::render

@@ -66,7 +66,6 @@ Json renderNodeDaemonSet(const Effective& e) {
   Json containers = Json::array({driverContainer(e, n.driver, n.livenessProbe, true),
                                  registrarContainer(e)});
   if (n.livenessProbe.enabled) {
-    // Same reason as the registrar: it dials the privileged driver's socket.
     containers.push_back(livenessContainer(n.livenessProbe, Json{{"privileged", true}}));
   }
   spec["containers"] = std::move(containers);
@@ -120,14 +119,15 @@ Json renderControllerWorkload(const Effective& e) {
     spec["topologySpreadConstraints"] = c.topologySpreadConstraints;
   }
   commonPodFields(spec, e);
+  const Json sidecarContext = sidecarSecurityContext(c.driver);
   Json containers = Json::array({driverContainer(e, c.driver, c.livenessProbe, false)});
   for (const auto& s : c.sidecars) {
     if (s.enabled) {
-      containers.push_back(sidecarContainer(e, s));
+      containers.push_back(sidecarContainer(e, s, sidecarContext));
     }
   }
   if (c.livenessProbe.enabled) {
-    containers.push_back(livenessContainer(c.livenessProbe, restrictedSecurityContext()));
+    containers.push_back(livenessContainer(c.livenessProbe, sidecarContext));
   }
   spec["containers"] = std::move(containers);
   Json volumes = Json::array({Json{{"name", "socket-dir"}, {"emptyDir", Json::object()}}});
