@@ -1,0 +1,153 @@
+# shellcheck shell=bash
+# Shared helpers for test/cluster/* scripts. Sourced, not executed.
+
+CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+source "${CLUSTER_DIR}/versions.env"
+
+# Build with the machine's Go only, statically, never reaching for a toolchain download.
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+
+# Bump when the build recipe (flags, tags, outputs) changes, so caches keyed by
+# the old recipe are not reused.
+CSIOP_BUILD_RECIPE=1
+
+# Binaries every cache entry must contain.
+CSIOP_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm kwok kwokctl)
+
+log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+cache_root() { printf '%s\n' "${CSIOP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/csi-operator}"; }
+
+# Cache key: all pinned versions, readable, plus a short hash over the pinned
+# values, the wrapper modules' go.mod/go.sum and the recipe revision, so any
+# change to what gets built yields a new key.
+cache_key() {
+  local h
+  h=$(
+    {
+      grep -E '^[A-Z0-9_]+=' "${CLUSTER_DIR}/versions.env"
+      cat "${CLUSTER_DIR}/k8s/go.mod" "${CLUSTER_DIR}/k8s/go.sum" \
+        "${CLUSTER_DIR}/etcd/go.mod" "${CLUSTER_DIR}/etcd/go.sum"
+      echo "recipe=${CSIOP_BUILD_RECIPE}"
+    } | sha256sum | cut -c1-10
+  )
+  printf 'k8s-%s_etcd-%s_helm-%s_kwok-%s_%s\n' \
+    "${K8S_VERSION}" "${ETCD_VERSION}" "${HELM_VERSION}" "${KWOK_VERSION}" "${h}"
+}
+
+bin_dir() { printf '%s/bin/%s\n' "$(cache_root)" "$(cache_key)"; }
+
+# True if bin dir $1 holds a complete build (stamp written last, all binaries present).
+bin_dir_complete() {
+  local d=$1 b
+  [[ -f "${d}/.complete" ]] || return 1
+  for b in "${CSIOP_BINARIES[@]}"; do
+    [[ -x "${d}/${b}" ]] || return 1
+  done
+}
+
+state_root() { printf '%s\n' "${CSIOP_STATE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/csi-operator-cluster}"; }
+
+# Parses the common --name option (and --nodes when allowed) into NAME/NODES.
+NAME=csiop
+NODES=2
+parse_args() {
+  local allow_nodes=$1
+  shift
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --name) [[ $# -ge 2 ]] || die "--name needs a value"; NAME=$2; shift 2 ;;
+      --name=*) NAME=${1#--name=}; shift ;;
+      --nodes)
+        [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
+        [[ $# -ge 2 ]] || die "--nodes needs a value"; NODES=$2; shift 2 ;;
+      --nodes=*)
+        [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
+        NODES=${1#--nodes=}; shift ;;
+      -h|--help) usage; exit 0 ;;
+      *) die "unknown argument: $1 (see --help)" ;;
+    esac
+  done
+  [[ ${NAME} =~ ^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$ ]] \
+    || die "--name must be a short DNS label ([a-z0-9-], max 32 chars): ${NAME}"
+  if ! [[ ${NODES} =~ ^[0-9]+$ ]] || ((NODES < 1 || NODES > 100)); then
+    die "--nodes must be an integer in 1..100: ${NODES}"
+  fi
+  STATE_DIR="$(state_root)/${NAME}"
+  # shellcheck disable=SC2034 # used by the scripts that source this file
+  KUBECONFIG_PATH="${STATE_DIR}/kubeconfig"
+}
+
+# --- running clusters -------------------------------------------------------
+
+# Components in start order (stopped in reverse).
+CSIOP_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+# Never route loopback traffic of the components or our curl/kubectl through a proxy.
+export NO_PROXY="127.0.0.1,localhost,::1${NO_PROXY:+,${NO_PROXY}}"
+export no_proxy="${NO_PROXY}"
+
+# PID recorded for component $1 of the cluster in $STATE_DIR (empty if none).
+recorded_pid() {
+  local f="${STATE_DIR}/run/$1.pid"
+  if [[ -f ${f} ]]; then cat "${f}" 2>/dev/null || true; fi
+}
+
+# True if PID $1 is a live (non-zombie) process started by us for this cluster:
+# every component's command line references $STATE_DIR, which guards against
+# PID reuse after a reboot or a crash.
+pid_is_ours() {
+  local pid=$1 state
+  [[ ${pid} =~ ^[0-9]+$ ]] || return 1
+  [[ -r /proc/${pid}/cmdline ]] || return 1
+  state=$(awk '{print $3}' "/proc/${pid}/stat" 2>/dev/null) || return 1
+  [[ ${state} != Z && ${state} != X ]] || return 1
+  { tr '\0' '\n' <"/proc/${pid}/cmdline"; } 2>/dev/null | grep -qF -- "${STATE_DIR}/"
+}
+
+component_running() { pid_is_ours "$(recorded_pid "$1")"; }
+
+# Stops component $1 by its recorded PID: SIGTERM, wait up to 20s, then SIGKILL.
+stop_component() {
+  local c=$1 pid i
+  pid=$(recorded_pid "${c}")
+  if pid_is_ours "${pid}"; then
+    log "stopping ${c} (pid ${pid})"
+    kill -TERM "${pid}" 2>/dev/null || true
+    for ((i = 0; i < 200; i++)); do
+      pid_is_ours "${pid}" || break
+      sleep 0.1
+    done
+    if pid_is_ours "${pid}"; then
+      log "${c} (pid ${pid}) did not exit after SIGTERM; sending SIGKILL"
+      kill -KILL "${pid}" 2>/dev/null || true
+      for ((i = 0; i < 100; i++)); do
+        pid_is_ours "${pid}" || break
+        sleep 0.1
+      done
+      pid_is_ours "${pid}" && die "${c} (pid ${pid}) is still running"
+    fi
+  fi
+  rm -f "${STATE_DIR}/run/${c}.pid"
+}
+
+stop_all_components() {
+  local i
+  for ((i = ${#CSIOP_COMPONENTS[@]} - 1; i >= 0; i--)); do
+    stop_component "${CSIOP_COMPONENTS[i]}"
+  done
+}
+
+# Takes an exclusive lock on the cluster name (fd 8) so up/down of the same
+# cluster never interleave.
+lock_cluster() {
+  mkdir -p "$(state_root)"
+  exec 8>"$(state_root)/.${NAME}.lock"
+  if ! flock -n 8; then
+    log "waiting for another up/down of cluster ${NAME}"
+    flock 8
+  fi
+}
