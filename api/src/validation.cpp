@@ -460,7 +460,7 @@ void csiDriver(Validator& v, const DriverDeploymentSpec& spec) {
         if (e < 600) {
           v.add(invalid(ip + ".expirationSeconds", e,
                         "may not specify a duration less than 10 minutes"));
-        } else if (e >= (std::int64_t{1} << 32)) {
+        } else if (e > (std::int64_t{1} << 32)) {
           v.add(invalid(ip + ".expirationSeconds", e,
                         "may not specify a duration larger than 2^32 seconds"));
         }
@@ -471,11 +471,10 @@ void csiDriver(Validator& v, const DriverDeploymentSpec& spec) {
     v.add(invalid(p + ".nodeAllocatableUpdatePeriodSeconds",
                   *c.nodeAllocatableUpdatePeriodSeconds, "must be greater than or equal to 10 seconds"));
   }
-  if (c.serviceAccountTokenInSecrets && *c.serviceAccountTokenInSecrets &&
-      (!c.tokenRequests || c.tokenRequests->empty())) {
-    v.add(invalid(p + ".serviceAccountTokenInSecrets", true,
-                  "serviceAccountTokenInSecrets can only be set to true when tokenRequests is "
-                  "not empty"));
+  // As Kubernetes: setting it at all (even to false) needs tokenRequests.
+  if (c.serviceAccountTokenInSecrets && (!c.tokenRequests || c.tokenRequests->empty())) {
+    v.add(invalid(p + ".serviceAccountTokenInSecrets", *c.serviceAccountTokenInSecrets,
+                  "serviceAccountTokenInSecrets is set but no tokenRequests are specified"));
   }
 }
 

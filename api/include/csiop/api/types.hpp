@@ -121,22 +121,6 @@ struct LeaderElection {
   }
 };
 
-// A kubernetes-csi sidecar container: image override, extra args, resources.
-struct ContainerOverride {
-  std::optional<std::string> image;
-  std::optional<std::string> imagePullPolicy;
-  std::optional<std::vector<std::string>> args; // appended after the generated args
-  std::optional<Json> resources;
-
-  template <class V>
-  void fields(V&& v) {
-    v("image", image);
-    v("imagePullPolicy", imagePullPolicy);
-    v("args", args);
-    v("resources", resources);
-  }
-};
-
 // A controller sidecar (external-provisioner, -attacher, ...).
 struct Sidecar {
   std::optional<bool> enabled;

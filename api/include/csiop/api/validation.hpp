@@ -27,6 +27,6 @@ Validation validateUpdate(const DriverDeployment& old, const DriverDeployment& u
 inline constexpr std::size_t kMaxNameLength = 40;
 inline constexpr std::size_t kMaxDriverNameLength = 63;
 inline constexpr std::size_t kMaxTokenRequests = 16;
-inline constexpr std::size_t kMaxStorageClasses = 64;
+inline constexpr std::size_t kMaxStorageClasses = 32;
 
 } // namespace csiop::api
