@@ -1,5 +1,7 @@
 #include <csiop/api/codec.hpp>
 
+#include <csiop/api/json_access.hpp>
+
 #include <concepts>
 #include <limits>
 #include <optional>
@@ -283,9 +285,9 @@ Json encode(const DriverDeploymentStatus& status) { return encodeValue(status); 
 
 Json fieldTree() { return treeOf<DriverDeployment>(); }
 
-std::string DriverDeployment::name() const { return metadata.value("name", std::string{}); }
+std::string DriverDeployment::name() const { return stringField(metadata, "name"); }
 
-std::string DriverDeployment::uid() const { return metadata.value("uid", std::string{}); }
+std::string DriverDeployment::uid() const { return stringField(metadata, "uid"); }
 
 std::int64_t DriverDeployment::generation() const {
   const auto it = metadata.find("generation");

@@ -24,6 +24,7 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, L
                          "; got apiVersion \"" + apiVersion + "\", kind \"" + kind + "\"");
     return;
   }
+  const std::size_t errorsBefore = out.errors.size();
   Decoded decoded = decode(doc);
   const std::string name = decoded.object.name();
   const std::string label = prefix + "DriverDeployment \"" + name + "\": ";
@@ -47,7 +48,7 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, L
   for (const auto& w : v.warnings) {
     out.warnings.push_back(label + w);
   }
-  if (v.ok()) {
+  if (out.errors.size() == errorsBefore) {
     out.objects.push_back(std::move(decoded.object));
   }
 }

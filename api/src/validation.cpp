@@ -6,6 +6,7 @@
 
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/formats.hpp>
+#include <csiop/api/json_access.hpp>
 #include <csiop/api/secrets.hpp>
 
 namespace csiop::api {
@@ -255,17 +256,30 @@ public:
         add(invalid(ip, t, "must be a Toleration"));
         continue;
       }
-      const std::string op = t.value("operator", std::string("Equal"));
+      bool typesOk = true;
+      for (const char* f : {"key", "operator", "value", "effect"}) {
+        if (t.contains(f) && !t[f].is_string()) {
+          add(invalid(ip + "." + f, t[f], "must be a string"));
+          typesOk = false;
+        }
+      }
+      if (t.contains("tolerationSeconds") && !t["tolerationSeconds"].is_number_integer()) {
+        add(invalid(ip + ".tolerationSeconds", t["tolerationSeconds"], "must be an integer"));
+      }
+      if (!typesOk) {
+        continue;
+      }
+      const std::string op = stringField(t, "operator", "Equal");
       oneOf(ip + ".operator", op, {"Equal", "Exists"});
-      if (op == "Exists" && !t.value("value", std::string()).empty()) {
+      if (op == "Exists" && !stringField(t, "value").empty()) {
         add(invalid(ip + ".value", t["value"], "value must be empty when `operator` is 'Exists'"));
       }
-      if (op == "Equal" && t.value("key", std::string()).empty()) {
+      if (op == "Equal" && stringField(t, "key").empty()) {
         add(invalid(ip + ".operator", op,
                     "operator must be Exists when `key` is empty, which means \"match all values "
                     "and all keys\""));
       }
-      const std::string effect = t.value("effect", std::string());
+      const std::string effect = stringField(t, "effect");
       if (!effect.empty()) {
         oneOf(ip + ".effect", effect, {"NoExecute", "NoSchedule", "PreferNoSchedule"});
       }
@@ -533,7 +547,7 @@ void node(Validator& v, const DriverDeploymentSpec& spec) {
   }
   const bool ownContext = n.driver && n.driver->securityContext;
   const auto& context = ownContext ? n.driver->securityContext : spec.driver.securityContext;
-  if (context && context->is_object() && context->value("privileged", false) != true) {
+  if (context && context->is_object() && !isTrue(*context, "privileged")) {
     v.add(forbidden((ownContext ? p + ".driver" : std::string("spec.driver")) +
                         ".securityContext.privileged",
                     "the node plugin must be privileged: it mounts the kubelet's pods and "
@@ -771,7 +785,7 @@ Validation validate(const DriverDeployment& object) {
       v.add(invalid("spec.imagePullSecrets", s, "must be a list of LocalObjectReference"));
     } else {
       for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto n = s[i].is_object() ? s[i].value("name", std::string()) : std::string();
+        const auto n = stringField(s[i], "name");
         if (n.empty()) {
           v.add(required(idx("spec.imagePullSecrets", i) + ".name"));
         } else {

@@ -1,5 +1,7 @@
 #include "containers.hpp"
 
+#include <csiop/api/json_access.hpp>
+
 namespace csiop::render {
 namespace {
 
@@ -53,9 +55,7 @@ const char* portName(api::Component c) {
 } // namespace
 
 Json sidecarSecurityContext(const api::EffectiveDriver& driver) {
-  const bool privileged = driver.securityContext.is_object() &&
-                          driver.securityContext.value("privileged", false);
-  if (privileged) {
+  if (api::isTrue(driver.securityContext, "privileged")) {
     return Json{{"privileged", true}};
   }
   return Json{{"allowPrivilegeEscalation", false}, {"readOnlyRootFilesystem", true}};

@@ -1,6 +1,8 @@
 #include "patch.hpp"
 
 #include <map>
+
+#include <csiop/api/json_access.hpp>
 #include <string>
 
 namespace csiop::render {
@@ -56,7 +58,7 @@ Json mergeList(Json base, const Json& patch, const char* key) {
       base.push_back(withoutDirectives(item));
       continue;
     }
-    const bool remove = item.value("$patch", std::string()) == "delete";
+    const bool remove = api::stringField(item, "$patch") == "delete";
     bool matched = false;
     for (auto it = base.begin(); it != base.end(); ++it) {
       if (it->is_object() && it->contains(key) && (*it)[key] == item[key]) {

@@ -1,0 +1,31 @@
+// Total accessors for JSON that the user wrote: a field of the wrong type reads
+// as absent instead of throwing (type errors are reported by validation).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <csiop/api/types.hpp>
+
+namespace csiop::api {
+
+inline std::string stringField(const Json& object, std::string_view key,
+                               std::string fallback = {}) {
+  if (object.is_object()) {
+    const auto it = object.find(key);
+    if (it != object.end() && it->is_string()) {
+      return it->get<std::string>();
+    }
+  }
+  return fallback;
+}
+
+inline bool isTrue(const Json& object, std::string_view key) {
+  if (object.is_object()) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_boolean() && it->get<bool>();
+  }
+  return false;
+}
+
+} // namespace csiop::api
