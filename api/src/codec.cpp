@@ -13,17 +13,15 @@ namespace csiop::api {
 namespace {
 
 template <class T>
-concept Struct = requires(T& t) { t.fields([](const char*, auto&) {}); };
+concept Struct = requires(T& t) {
+  t.fields([](const char*, auto&) {});
+};
 
-template <class T>
-struct IsOptional : std::false_type {};
-template <class T>
-struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T> struct IsOptional : std::false_type {};
+template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
 
-template <class T>
-struct IsVector : std::false_type {};
-template <class T>
-struct IsVector<std::vector<T>> : std::true_type {};
+template <class T> struct IsVector : std::false_type {};
+template <class T> struct IsVector<std::vector<T>> : std::true_type {};
 
 std::string join(const std::string& path, const char* name) {
   return path.empty() ? std::string(name) : path + "." + name;
@@ -54,8 +52,7 @@ public:
   explicit Decoder(Decoded& out) : out_(out) {}
 
   // Returns false (and records an error) when the JSON value has the wrong type.
-  template <class T>
-  bool decode(const Json& j, T& value, const std::string& path) {
+  template <class T> bool decode(const Json& j, T& value, const std::string& path) {
     if constexpr (IsOptional<T>::value) {
       if (j.is_null()) {
         value.reset();
@@ -120,8 +117,7 @@ public:
   }
 
 private:
-  template <class T>
-  bool decodeInteger(const Json& j, T& value, const std::string& path) {
+  template <class T> bool decodeInteger(const Json& j, T& value, const std::string& path) {
     if (!j.is_number_integer()) {
       return typeError(j, path, "integer");
     }
@@ -142,8 +138,7 @@ private:
     return true;
   }
 
-  template <class T>
-  bool decodeStruct(const Json& j, T& value, const std::string& path) {
+  template <class T> bool decodeStruct(const Json& j, T& value, const std::string& path) {
     if (!j.is_object()) {
       return typeError(j, path, "object");
     }
@@ -165,9 +160,8 @@ private:
   }
 
   bool typeError(const Json& j, const std::string& path, const char* want) {
-    out_.errors.push_back(invalid(path, j,
-                                  path + " in body must be of type " + want + ": \"" +
-                                      typeName(j) + "\""));
+    out_.errors.push_back(
+        invalid(path, j, path + " in body must be of type " + want + ": \"" + typeName(j) + "\""));
     return false;
   }
 
@@ -179,11 +173,9 @@ private:
   Decoded& out_;
 };
 
-template <class T>
-Json encodeValue(const T& value);
+template <class T> Json encodeValue(const T& value);
 
-template <class T>
-bool present(const T& value) {
+template <class T> bool present(const T& value) {
   if constexpr (IsOptional<T>::value) {
     return value.has_value();
   } else if constexpr (std::is_same_v<T, std::string>) {
@@ -195,8 +187,7 @@ bool present(const T& value) {
   }
 }
 
-template <class T>
-Json encodeValue(const T& value) {
+template <class T> Json encodeValue(const T& value) {
   if constexpr (IsOptional<T>::value) {
     return encodeValue(*value);
   } else if constexpr (std::is_same_v<T, Json> || std::is_same_v<T, bool> ||
@@ -228,8 +219,7 @@ Json encodeValue(const T& value) {
   }
 }
 
-template <class T>
-Json treeOf() {
+template <class T> Json treeOf() {
   if constexpr (IsOptional<T>::value) {
     return treeOf<typename T::value_type>();
   } else if constexpr (std::is_same_v<T, Json>) {
@@ -265,8 +255,8 @@ Decoded decode(const Json& json) {
   Decoder(out).decode(json, out.object, "");
   if (!out.object.metadata.is_object()) {
     if (!out.object.metadata.is_null()) {
-      out.errors.push_back(invalid("metadata", out.object.metadata,
-                                   "metadata in body must be of type object"));
+      out.errors.push_back(
+          invalid("metadata", out.object.metadata, "metadata in body must be of type object"));
     }
     out.object.metadata = Json::object();
   }
@@ -281,13 +271,21 @@ Json encode(const DriverDeployment& object) {
   return out;
 }
 
-Json encode(const DriverDeploymentStatus& status) { return encodeValue(status); }
+Json encode(const DriverDeploymentStatus& status) {
+  return encodeValue(status);
+}
 
-Json fieldTree() { return treeOf<DriverDeployment>(); }
+Json fieldTree() {
+  return treeOf<DriverDeployment>();
+}
 
-std::string DriverDeployment::name() const { return stringField(metadata, "name"); }
+std::string DriverDeployment::name() const {
+  return stringField(metadata, "name");
+}
 
-std::string DriverDeployment::uid() const { return stringField(metadata, "uid"); }
+std::string DriverDeployment::uid() const {
+  return stringField(metadata, "uid");
+}
 
 std::int64_t DriverDeployment::generation() const {
   const auto it = metadata.find("generation");

@@ -4,21 +4,26 @@
 
 namespace csiop::api::defaults {
 
-Json sidecarResources() { return Json{{"requests", {{"cpu", "10m"}, {"memory", "20Mi"}}}}; }
+Json sidecarResources() {
+  return Json{{"requests", {{"cpu", "10m"}, {"memory", "20Mi"}}}};
+}
 
-Json nodeTolerations() { return Json::array({Json{{"operator", "Exists"}}}); }
+Json nodeTolerations() {
+  return Json::array({Json{{"operator", "Exists"}}});
+}
 
 } // namespace csiop::api::defaults
 
 namespace csiop::api {
 namespace {
 
-template <class T>
-T orDefault(const std::optional<T>& value, T fallback) {
+template <class T> T orDefault(const std::optional<T>& value, T fallback) {
   return value ? *value : std::move(fallback);
 }
 
-Json orNull(const std::optional<Json>& value) { return value ? *value : Json(); }
+Json orNull(const std::optional<Json>& value) {
+  return value ? *value : Json();
+}
 
 // Resources of a container: its own, else its pod's default, else `fallback`.
 Json resourcesFor(const std::optional<Json>& own, const std::optional<Json>& pod, Json fallback) {
@@ -120,9 +125,9 @@ EffectiveSidecar sidecar(const std::optional<Sidecar>& spec, Component component
   out.name = name;
   out.enabled = spec ? orDefault(spec->enabled, enabledByDefault) : enabledByDefault;
   out.container = container(spec, component, registry, controller.resources);
-  out.leaderElection = leaderElection(controller.leaderElection,
-                                      spec ? spec->leaderElection : std::nullopt,
-                                      leaderElectionByDefault);
+  out.leaderElection =
+      leaderElection(controller.leaderElection, spec ? spec->leaderElection : std::nullopt,
+                     leaderElectionByDefault);
   out.httpPort = spec ? orDefault(spec->httpPort, port) : port;
   return out;
 }

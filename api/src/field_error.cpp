@@ -73,13 +73,19 @@ FieldError forbidden(std::string field, std::string detail) {
 }
 
 FieldError tooLong(std::string field, Json value, std::size_t max) {
-  return {ErrorType::TooLong, std::move(field), std::move(value),
-          "may not be more than " + std::to_string(max) + " bytes", {}};
+  return {ErrorType::TooLong,
+          std::move(field),
+          std::move(value),
+          "may not be more than " + std::to_string(max) + " bytes",
+          {}};
 }
 
 FieldError tooMany(std::string field, std::size_t actual, std::size_t max) {
-  return {ErrorType::TooMany, std::move(field), nullptr,
-          std::to_string(actual) + ": must have at most " + std::to_string(max) + " items", {}};
+  return {ErrorType::TooMany,
+          std::move(field),
+          nullptr,
+          std::to_string(actual) + ": must have at most " + std::to_string(max) + " items",
+          {}};
 }
 
 std::string joinMessages(const ErrorList& errors) {

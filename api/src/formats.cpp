@@ -112,8 +112,9 @@ std::vector<std::string> portName(std::string_view s) {
 }
 
 bool isQuantity(std::string_view s) {
-  static const std::regex re("[+-]?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))"
-                             "(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?");
+  static const std::regex re(
+      "[+-]?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))"
+      "(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?");
   return matches(s, re);
 }
 

@@ -20,7 +20,9 @@ constexpr std::array kImages = {
 
 } // namespace
 
-std::span<const ImageDefault> imageDefaults() { return kImages; }
+std::span<const ImageDefault> imageDefaults() {
+  return kImages;
+}
 
 const ImageDefault& imageDefault(Component component) {
   for (const auto& image : kImages) {

@@ -26,7 +26,9 @@ constexpr const char* kPrefix = "csi.storage.k8s.io/";
 
 } // namespace
 
-bool isTemplated(const std::string& value) { return value.find("${") != std::string::npos; }
+bool isTemplated(const std::string& value) {
+  return value.find("${") != std::string::npos;
+}
 
 std::vector<SecretReference> secretReferences(const StringMap& parameters) {
   std::vector<SecretReference> out;

@@ -387,8 +387,7 @@ public:
     object(path + ".securityContext", c.securityContext, "a SecurityContext object");
   }
 
-  template <class C>
-  void container(const std::string& path, const std::optional<C>& c) {
+  template <class C> void container(const std::string& path, const std::optional<C>& c) {
     if (!c) {
       return;
     }
@@ -417,8 +416,8 @@ void driverInPod(Validator& v, const DriverDeploymentSpec& spec,
   // Mounts and ports as the pod will have them.
   const bool ownMounts = override && override->volumeMounts;
   const auto& mounts = ownMounts ? override->volumeMounts : spec.driver.volumeMounts;
-  const std::string mountsPath = (ownMounts ? overridePath : std::string("spec.driver")) +
-                                 ".volumeMounts";
+  const std::string mountsPath =
+      (ownMounts ? overridePath : std::string("spec.driver")) + ".volumeMounts";
   v.volumeMounts(mountsPath, mounts, volumeNames, reservedPaths);
 
   const bool ownPorts = override && override->ports;
@@ -482,8 +481,8 @@ void csiDriver(Validator& v, const DriverDeploymentSpec& spec) {
     }
   }
   if (c.nodeAllocatableUpdatePeriodSeconds && *c.nodeAllocatableUpdatePeriodSeconds < 10) {
-    v.add(invalid(p + ".nodeAllocatableUpdatePeriodSeconds",
-                  *c.nodeAllocatableUpdatePeriodSeconds, "must be greater than or equal to 10 seconds"));
+    v.add(invalid(p + ".nodeAllocatableUpdatePeriodSeconds", *c.nodeAllocatableUpdatePeriodSeconds,
+                  "must be greater than or equal to 10 seconds"));
   }
   // As Kubernetes: setting it at all (even to false) needs tokenRequests.
   if (c.serviceAccountTokenInSecrets && (!c.tokenRequests || c.tokenRequests->empty())) {
@@ -531,14 +530,14 @@ void node(Validator& v, const DriverDeploymentSpec& spec) {
   v.object(p + ".podTemplatePatch", n.podTemplatePatch, "an object (a pod template patch)");
 
   std::map<std::int64_t, std::string> reserved;
-  const auto regPort = n.registrar && n.registrar->httpPort ? *n.registrar->httpPort
-                                                              : defaults::kRegistrarPort;
+  const auto regPort =
+      n.registrar && n.registrar->httpPort ? *n.registrar->httpPort : defaults::kRegistrarPort;
   v.port(p + ".registrar.httpPort", regPort);
   reserved[regPort] = "spec.node.registrar.httpPort";
   const bool probe = !(n.livenessProbe && n.livenessProbe->enabled == false);
   if (probe) {
-    const auto probePort = n.livenessProbe && n.livenessProbe->port ? *n.livenessProbe->port
-                                                                    : defaults::kLivenessPort;
+    const auto probePort =
+        n.livenessProbe && n.livenessProbe->port ? *n.livenessProbe->port : defaults::kLivenessPort;
     v.port(p + ".livenessProbe.port", probePort);
     if (reserved.contains(probePort)) {
       v.add(invalid(p + ".livenessProbe.port", probePort, "is used by " + reserved[probePort]));
@@ -587,8 +586,7 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
   }
   v.tolerations(p + ".tolerations", c.tolerations);
   v.object(p + ".affinity", c.affinity, "an Affinity object");
-  v.list(p + ".topologySpreadConstraints", c.topologySpreadConstraints,
-         "TopologySpreadConstraint");
+  v.list(p + ".topologySpreadConstraints", c.topologySpreadConstraints, "TopologySpreadConstraint");
   v.priorityClass(p + ".priorityClassName", c.priorityClassName);
   v.resources(p + ".resources", c.resources);
   v.leaderElection(p + ".leaderElection", c.leaderElection);
@@ -628,7 +626,8 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
     if (replicas > 1 && leOff) {
       v.add(forbidden(ownSetting ? sp + ".leaderElection.enabled" : p + ".leaderElection.enabled",
                       "leader election must stay enabled when replicas > 1: otherwise every "
-                      "replica of the " + std::string(s.name) + " acts at once"));
+                      "replica of the " +
+                          std::string(s.name) + " acts at once"));
     }
     const auto port = s.spec && s.spec->httpPort ? *s.spec->httpPort : s.port;
     v.port(sp + ".httpPort", port);
@@ -640,9 +639,8 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
   const bool attacherEnabled =
       c.attacher && c.attacher->enabled ? *c.attacher->enabled : attachRequired;
   if (!attachRequired && c.attacher && c.attacher->enabled == true) {
-    v.add(forbidden(p + ".attacher.enabled",
-                    "the external-attacher has nothing to do when "
-                    "spec.csiDriver.attachRequired is false"));
+    v.add(forbidden(p + ".attacher.enabled", "the external-attacher has nothing to do when "
+                                             "spec.csiDriver.attachRequired is false"));
   }
   if (attachRequired && !attacherEnabled) {
     v.warn("spec.controller.attacher is disabled although spec.csiDriver.attachRequired is true: "
@@ -656,8 +654,8 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
   }
   const bool probe = !(c.livenessProbe && c.livenessProbe->enabled == false);
   if (probe) {
-    const auto probePort = c.livenessProbe && c.livenessProbe->port ? *c.livenessProbe->port
-                                                                    : defaults::kLivenessPort;
+    const auto probePort =
+        c.livenessProbe && c.livenessProbe->port ? *c.livenessProbe->port : defaults::kLivenessPort;
     v.port(p + ".livenessProbe.port", probePort);
     if (reserved.contains(probePort)) {
       v.add(invalid(p + ".livenessProbe.port", probePort, "is used by " + reserved[probePort]));
@@ -767,9 +765,9 @@ Validation validate(const DriverDeployment& object) {
     v.format("spec.namespace", *spec.namespace_, formats::dns1123Label(*spec.namespace_));
   }
   if (!spec.driver.image) {
-    const bool everyPodHasOne = spec.node && spec.node->driver && spec.node->driver->image &&
-                                (!spec.controller ||
-                                 (spec.controller->driver && spec.controller->driver->image));
+    const bool everyPodHasOne =
+        spec.node && spec.node->driver && spec.node->driver->image &&
+        (!spec.controller || (spec.controller->driver && spec.controller->driver->image));
     if (!everyPodHasOne) {
       v.add(required("spec.driver.image"));
     }
@@ -796,8 +794,8 @@ Validation validate(const DriverDeployment& object) {
   }
   if (spec.imageRegistry) {
     const auto& r = *spec.imageRegistry;
-    if (r.empty() || r.find("://") != std::string::npos ||
-        r.find_first_of(" \t\n@:") == 0 || r.find_first_of(" \t\n@") != std::string::npos) {
+    if (r.empty() || r.find("://") != std::string::npos || r.find_first_of(" \t\n@:") == 0 ||
+        r.find_first_of(" \t\n@") != std::string::npos) {
       v.add(invalid("spec.imageRegistry", r,
                     "must be a registry host and optional path, such as "
                     "\"registry.example.com/sig-storage\", without a scheme"));
@@ -808,15 +806,16 @@ Validation validate(const DriverDeployment& object) {
   }
   // spec.driver is checked as part of both pods; one mistake is one error.
   std::set<std::string> seen;
-  std::erase_if(v.result.errors, [&](const FieldError& e) { return !seen.insert(e.message()).second; });
+  std::erase_if(v.result.errors,
+                [&](const FieldError& e) { return !seen.insert(e.message()).second; });
   return std::move(v.result);
 }
 
 Validation validateUpdate(const DriverDeployment& old, const DriverDeployment& updated) {
   Validation result = validate(updated);
   if (old.spec.driverName != updated.spec.driverName) {
-    result.errors.push_back(invalid("spec.driverName", updated.spec.driverName,
-                                    "field is immutable"));
+    result.errors.push_back(
+        invalid("spec.driverName", updated.spec.driverName, "field is immutable"));
   }
   return result;
 }

@@ -158,10 +158,10 @@ bool needsQuotes(const std::string& s) {
   }
   // Anything a YAML 1.1 or 1.2 reader resolves to null, a boolean or a number.
   static const std::set<std::string, std::less<>> kReserved = {
-      "~",     "null", "Null", "NULL", "true", "True",  "TRUE",  "false", "False", "FALSE",
-      "y",     "Y",    "yes",  "Yes",  "YES",  "n",     "N",     "no",    "No",    "NO",
-      "on",    "On",   "ON",   "off",  "Off",  "OFF",   "<<",    "=",     ".inf",  ".Inf",
-      ".INF",  ".nan", ".NaN", ".NAN", "-.inf", "-.Inf", "-.INF", "+.inf", "+.Inf", "+.INF"};
+      "~",    "null", "Null", "NULL", "true",  "True",  "TRUE",  "false", "False", "FALSE",
+      "y",    "Y",    "yes",  "Yes",  "YES",   "n",     "N",     "no",    "No",    "NO",
+      "on",   "On",   "ON",   "off",  "Off",   "OFF",   "<<",    "=",     ".inf",  ".Inf",
+      ".INF", ".nan", ".NaN", ".NAN", "-.inf", "-.Inf", "-.INF", "+.inf", "+.Inf", "+.INF"};
   if (kReserved.contains(s)) {
     return true;
   }
@@ -183,7 +183,9 @@ std::string scalarText(const Json& v) {
   return v.dump();
 }
 
-bool isInline(const Json& v) { return !(v.is_object() || v.is_array()) || v.empty(); }
+bool isInline(const Json& v) {
+  return !(v.is_object() || v.is_array()) || v.empty();
+}
 
 void emitNode(const Json& v, std::size_t indent, std::string& out);
 

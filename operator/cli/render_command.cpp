@@ -79,17 +79,20 @@ Command addRender(CLI::App& app) {
   auto opts = std::make_shared<RenderOptions>();
   auto* cmd = app.add_subcommand(
       "render", "Print the Kubernetes objects the operator would apply for DriverDeployments");
-  cmd->add_option("-f,--filename", opts->file, "DriverDeployment manifest (YAML or JSON), - for stdin")
+  cmd->add_option("-f,--filename", opts->file,
+                  "DriverDeployment manifest (YAML or JSON), - for stdin")
       ->required();
   cmd->add_option("--validate", opts->validate,
                   "Unknown fields: strict (error), warn, or ignore (pruned as the API server does)")
       ->check(CLI::IsMember({"strict", "warn", "ignore"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", opts->output, "Output format: yaml (a multi-document stream) or json (a List)")
+  cmd->add_option("-o,--output", opts->output,
+                  "Output format: yaml (a multi-document stream) or json (a List)")
       ->check(CLI::IsMember({"yaml", "json"}))
       ->capture_default_str();
-  cmd->add_flag("--legacy-csidriver", opts->legacyCSIDriver,
-                "Render the CSIDriver for clusters without storage.k8s.io/v1 (csi.storage.k8s.io/v1alpha1)");
+  cmd->add_flag(
+      "--legacy-csidriver", opts->legacyCSIDriver,
+      "Render the CSIDriver for clusters without storage.k8s.io/v1 (csi.storage.k8s.io/v1alpha1)");
   return [opts](Streams& s) { return runRender(*opts, s); };
 }
 

@@ -86,8 +86,9 @@ TEST(Cli, MalformedYaml) {
 }
 
 TEST(Cli, WrongKind) {
-  expectFailure(run({"render", "-f", "-"}, "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"),
-                {R"(expected apiVersion csiop.dev/v1alpha1, kind DriverDeployment; got apiVersion "v1", kind "Pod")"});
+  expectFailure(
+      run({"render", "-f", "-"}, "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"),
+      {R"(expected apiVersion csiop.dev/v1alpha1, kind DriverDeployment; got apiVersion "v1", kind "Pod")"});
 }
 
 TEST(Cli, EmptyInput) {
@@ -112,17 +113,19 @@ spec:
 
 TEST(Cli, ErrorsNameTheirDocument) {
   const std::string good = readFile(kSrc + "/examples/nfs.yaml");
-  expectFailure(run({"render", "-f", "-"}, good + "---\nkind: Secret\napiVersion: v1\n"),
-                {R"(document 2: expected apiVersion csiop.dev/v1alpha1, kind DriverDeployment; got apiVersion "v1", kind "Secret")"});
+  expectFailure(
+      run({"render", "-f", "-"}, good + "---\nkind: Secret\napiVersion: v1\n"),
+      {R"(document 2: expected apiVersion csiop.dev/v1alpha1, kind DriverDeployment; got apiVersion "v1", kind "Secret")"});
 }
 
 TEST(Cli, TypeErrors) {
-  expectFailure(run({"render", "-f", "-"}, R"(apiVersion: csiop.dev/v1alpha1
+  expectFailure(
+      run({"render", "-f", "-"}, R"(apiVersion: csiop.dev/v1alpha1
 kind: DriverDeployment
 metadata: {name: demo}
 spec: {driverName: d.example.com, driver: {image: x}, controller: {replicas: two}}
 )"),
-                {R"(DriverDeployment "demo": spec.controller.replicas: Invalid value: "two": spec.controller.replicas in body must be of type integer: "string")"});
+      {R"(DriverDeployment "demo": spec.controller.replicas: Invalid value: "two": spec.controller.replicas in body must be of type integer: "string")"});
 }
 
 const char* kUnknown = R"(apiVersion: csiop.dev/v1alpha1
@@ -139,7 +142,9 @@ TEST(Cli, UnknownFieldsAreErrorsByDefault) {
 TEST(Cli, UnknownFieldsCanBeWarnedAboutOrIgnored) {
   auto r = run({"render", "--validate=warn", "-f", "-"}, kUnknown);
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.err, "warning: DriverDeployment \"demo\": unknown field \"spec.node.kubletDir\" (ignored)\n");
+  EXPECT_EQ(
+      r.err,
+      "warning: DriverDeployment \"demo\": unknown field \"spec.node.kubletDir\" (ignored)\n");
   EXPECT_NE(r.out.find("kind: DaemonSet"), std::string::npos);
   r = run({"render", "--validate=ignore", "-f", "-"}, kUnknown);
   EXPECT_EQ(r.code, 0);

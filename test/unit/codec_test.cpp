@@ -42,13 +42,14 @@ TEST(Codec, ReportsTypeErrorsWithPaths) {
   for (const auto& e : d.errors) {
     messages.push_back(e.message());
   }
-  EXPECT_EQ(messages,
-            (std::vector<std::string>{
-                R"(spec.driverName: Invalid value: 5: spec.driverName in body must be of type string: "integer")",
-                R"(spec.controller.replicas: Invalid value: "two": spec.controller.replicas in body must be of type integer: "string")",
-                R"(spec.controller.provisioner.enabled: Invalid value: "yes": spec.controller.provisioner.enabled in body must be of type boolean: "string")",
-                R"(spec.storageClasses[1].name: Invalid value: ["b"]: spec.storageClasses[1].name in body must be of type string: "array")",
-            }));
+  EXPECT_EQ(
+      messages,
+      (std::vector<std::string>{
+          R"(spec.driverName: Invalid value: 5: spec.driverName in body must be of type string: "integer")",
+          R"(spec.controller.replicas: Invalid value: "two": spec.controller.replicas in body must be of type integer: "string")",
+          R"(spec.controller.provisioner.enabled: Invalid value: "yes": spec.controller.provisioner.enabled in body must be of type boolean: "string")",
+          R"(spec.storageClasses[1].name: Invalid value: ["b"]: spec.storageClasses[1].name in body must be of type string: "array")",
+      }));
 }
 
 TEST(Codec, TreatsNullAsAbsent) {

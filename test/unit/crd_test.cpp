@@ -19,7 +19,8 @@ std::string readFile(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-const std::string kCrdPath = std::string(CSIOP_SOURCE_DIR) + "/crds/csiop.dev_driverdeployments.yaml";
+const std::string kCrdPath =
+    std::string(CSIOP_SOURCE_DIR) + "/crds/csiop.dev_driverdeployments.yaml";
 
 Json schema() {
   const auto docs = parseYaml(readFile(kCrdPath));
@@ -120,11 +121,12 @@ TEST(Crd, IsClusterScopedWithStatusAndPrinterColumns) {
   for (const auto& c : version["additionalPrinterColumns"]) {
     columns.push_back(c["name"]);
   }
-  EXPECT_EQ(columns,
-            (std::vector<std::string>{"Driver", "Ready", "Registered", "Desired", "Age"}));
+  EXPECT_EQ(columns, (std::vector<std::string>{"Driver", "Ready", "Registered", "Desired", "Age"}));
 }
 
-TEST(Crd, EmbeddedCopyIsTheCheckedInFile) { EXPECT_EQ(embedded::crdYaml(), readFile(kCrdPath)); }
+TEST(Crd, EmbeddedCopyIsTheCheckedInFile) {
+  EXPECT_EQ(embedded::crdYaml(), readFile(kCrdPath));
+}
 
 } // namespace
 } // namespace csiop::api

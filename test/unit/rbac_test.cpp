@@ -48,8 +48,8 @@ const SidecarCase kSidecars[] = {
     {"provisioner",
      "external-provisioner",
      {"/persistentvolumes: create,delete,get,list,patch,watch",
-      "/persistentvolumeclaims: get,list,update,watch", "storage.k8s.io/storageclasses: get,list,watch",
-      "/events: create,list,patch,update,watch",
+      "/persistentvolumeclaims: get,list,update,watch",
+      "storage.k8s.io/storageclasses: get,list,watch", "/events: create,list,patch,update,watch",
       "snapshot.storage.k8s.io/volumesnapshots: get,list,update,watch",
       "snapshot.storage.k8s.io/volumesnapshotcontents: get,list",
       "storage.k8s.io/csinodes: get,list,watch", "/nodes: get,list,watch",
@@ -119,14 +119,14 @@ TEST(Rbac, NodePluginNeedsNoneUnlessGrantedRules) {
   EXPECT_EQ(rulesOf(role), (std::set<std::string>{"/nodes: get"}));
   EXPECT_EQ((*find(objs, "ClusterRoleBinding", "csiop:demo:node-driver"))["subjects"][0]["name"],
             "demo-node");
-  EXPECT_EQ((*find(objs, "DaemonSet", "demo-node", "csi-demo"))["spec"]["template"]["spec"]
-                ["automountServiceAccountToken"],
+  EXPECT_EQ((*find(objs, "DaemonSet", "demo-node",
+                   "csi-demo"))["spec"]["template"]["spec"]["automountServiceAccountToken"],
             true);
 }
 
 std::string withSecrets(const std::string& params, const std::string& controller = "{}") {
-  return dd("  controller: " + controller + "\n  storageClasses:\n  - name: a\n    parameters: " +
-            params + "\n");
+  return dd("  controller: " + controller +
+            "\n  storageClasses:\n  - name: a\n    parameters: " + params + "\n");
 }
 
 TEST(Rbac, NoSecretAccessWithoutSecretParameters) {
@@ -140,11 +140,11 @@ TEST(Rbac, NoSecretAccessWithoutSecretParameters) {
 }
 
 TEST(Rbac, FixedSecretIsReadableByNameInItsNamespaceOnly) {
-  const auto objs = render::render(load(withSecrets(
-      "{csi.storage.k8s.io/provisioner-secret-name: creds, "
-      "csi.storage.k8s.io/provisioner-secret-namespace: vault, "
-      "csi.storage.k8s.io/controller-publish-secret-name: pub, "
-      "csi.storage.k8s.io/controller-publish-secret-namespace: vault}")));
+  const auto objs = render::render(
+      load(withSecrets("{csi.storage.k8s.io/provisioner-secret-name: creds, "
+                       "csi.storage.k8s.io/provisioner-secret-namespace: vault, "
+                       "csi.storage.k8s.io/controller-publish-secret-name: pub, "
+                       "csi.storage.k8s.io/controller-publish-secret-namespace: vault}")));
   const Json& role = *find(objs, "Role", "csiop:demo:secrets", "vault");
   EXPECT_EQ(rulesOf(role), (std::set<std::string>{R"(/secrets: get ["creds","pub"])"}));
   EXPECT_EQ(find(objs, "ClusterRole", "csiop:demo:secrets"), nullptr);
@@ -153,29 +153,29 @@ TEST(Rbac, FixedSecretIsReadableByNameInItsNamespaceOnly) {
 }
 
 TEST(Rbac, TemplatedNamespaceNeedsClusterWideGet) {
-  const auto objs = render::render(load(withSecrets(
-      "{csi.storage.k8s.io/provisioner-secret-name: '${pvc.name}', "
-      "csi.storage.k8s.io/provisioner-secret-namespace: '${pvc.namespace}'}")));
+  const auto objs = render::render(
+      load(withSecrets("{csi.storage.k8s.io/provisioner-secret-name: '${pvc.name}', "
+                       "csi.storage.k8s.io/provisioner-secret-namespace: '${pvc.namespace}'}")));
   EXPECT_EQ(rulesOf(*find(objs, "ClusterRole", "csiop:demo:secrets")),
             (std::set<std::string>{"/secrets: get"}));
 }
 
 TEST(Rbac, TemplatedNameInAFixedNamespace) {
-  const auto objs = render::render(load(withSecrets(
-      "{csi.storage.k8s.io/controller-expand-secret-name: '${pvc.name}', "
-      "csi.storage.k8s.io/controller-expand-secret-namespace: tenants}",
-      "{resizer: {enabled: true}}")));
+  const auto objs = render::render(
+      load(withSecrets("{csi.storage.k8s.io/controller-expand-secret-name: '${pvc.name}', "
+                       "csi.storage.k8s.io/controller-expand-secret-namespace: tenants}",
+                       "{resizer: {enabled: true}}")));
   EXPECT_EQ(rulesOf(*find(objs, "Role", "csiop:demo:secrets", "tenants")),
             (std::set<std::string>{"/secrets: get"}));
 }
 
 TEST(Rbac, SecretsOnlyForSidecarsThatRunAndReadThem) {
   // The resizer is off, and node-stage secrets are read by the kubelet.
-  const auto objs = render::render(load(withSecrets(
-      "{csi.storage.k8s.io/controller-expand-secret-name: a, "
-      "csi.storage.k8s.io/controller-expand-secret-namespace: x, "
-      "csi.storage.k8s.io/node-stage-secret-name: b, "
-      "csi.storage.k8s.io/node-stage-secret-namespace: x}")));
+  const auto objs =
+      render::render(load(withSecrets("{csi.storage.k8s.io/controller-expand-secret-name: a, "
+                                      "csi.storage.k8s.io/controller-expand-secret-namespace: x, "
+                                      "csi.storage.k8s.io/node-stage-secret-name: b, "
+                                      "csi.storage.k8s.io/node-stage-secret-namespace: x}")));
   EXPECT_EQ(find(objs, "Role", "csiop:demo:secrets", "x"), nullptr);
   EXPECT_EQ(find(objs, "ClusterRole", "csiop:demo:secrets"), nullptr);
 }

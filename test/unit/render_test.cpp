@@ -20,7 +20,9 @@ using testutil::hasArg;
 using testutil::load;
 using testutil::ofKind;
 
-std::vector<Json> renderYaml(const std::string& yaml) { return render::render(load(yaml)); }
+std::vector<Json> renderYaml(const std::string& yaml) {
+  return render::render(load(yaml));
+}
 
 TEST(Render, IsDeterministic) {
   const std::string a = dd("  storageClasses:\n  - name: s\n    parameters: {b: '2', a: '1'}\n"
@@ -38,9 +40,9 @@ TEST(Render, OrdersObjectsForApplying) {
     kinds.push_back(o["kind"]);
   }
   const std::vector<std::string> expected = {
-      "Namespace",   "CSIDriver",  "ServiceAccount", "ServiceAccount",     "ClusterRole",
-      "ClusterRoleBinding", "ClusterRole", "ClusterRoleBinding", "DaemonSet", "Deployment",
-      "StorageClass"};
+      "Namespace",   "CSIDriver",          "ServiceAccount", "ServiceAccount",
+      "ClusterRole", "ClusterRoleBinding", "ClusterRole",    "ClusterRoleBinding",
+      "DaemonSet",   "Deployment",         "StorageClass"};
   EXPECT_EQ(kinds, expected);
 }
 
@@ -77,8 +79,8 @@ TEST(Render, OwnerReferencesOnlyWithAKnownUid) {
     EXPECT_EQ(ref["controller"], true);
   }
   const auto objs = render::render(d);
-  EXPECT_EQ((*find(objs, "CSIDriver", "demo.csi.example.com"))["metadata"]["annotations"]
-                                                               [render::kOwnerUidAnnotation],
+  EXPECT_EQ((*find(objs, "CSIDriver",
+                   "demo.csi.example.com"))["metadata"]["annotations"][render::kOwnerUidAnnotation],
             "u-1");
 }
 
@@ -164,8 +166,7 @@ TEST(Render, NodePluginLayout) {
 TEST(Render, LivenessProbeCanBeTurnedOff) {
   const auto objs = renderYaml(dd("  node: {livenessProbe: {enabled: false}}\n"));
   const Json& ds = *find(objs, "DaemonSet", "demo-node", "csi-demo");
-  EXPECT_EQ(containerNames(ds),
-            (std::vector<std::string>{"csi-driver", "node-driver-registrar"}));
+  EXPECT_EQ(containerNames(ds), (std::vector<std::string>{"csi-driver", "node-driver-registrar"}));
   EXPECT_FALSE((*container(ds, "csi-driver")).contains("livenessProbe"));
 }
 
@@ -186,8 +187,7 @@ TEST(Render, OnlyTheSidecarsTheSpecNeeds) {
   EXPECT_EQ(containerNames(*find(objs, "Deployment", "demo-controller", "csi-demo")),
             (std::vector<std::string>{"csi-driver", "csi-provisioner", "csi-attacher",
                                       "csi-resizer", "csi-snapshotter",
-                                      "csi-external-health-monitor-controller",
-                                      "liveness-probe"}));
+                                      "csi-external-health-monitor-controller", "liveness-probe"}));
 }
 
 TEST(Render, SingleReplicaControllerNeverOverlaps) {
@@ -203,9 +203,10 @@ TEST(Render, SingleReplicaControllerNeverOverlaps) {
 }
 
 TEST(Render, ReplicasTurnOnLeaderElectionEverywhere) {
-  const auto objs = renderYaml(dd("  controller:\n    replicas: 3\n"
-                                  "    leaderElection: {leaseDuration: 30s}\n"
-                                  "    resizer: {enabled: true, leaderElection: {retryPeriod: 4s}}\n"));
+  const auto objs =
+      renderYaml(dd("  controller:\n    replicas: 3\n"
+                    "    leaderElection: {leaseDuration: 30s}\n"
+                    "    resizer: {enabled: true, leaderElection: {retryPeriod: 4s}}\n"));
   const Json& d = *find(objs, "Deployment", "demo-controller", "csi-demo");
   EXPECT_FALSE(d["spec"].contains("strategy"));
   for (const char* name : {"csi-provisioner", "csi-attacher", "csi-resizer"}) {
@@ -226,10 +227,10 @@ TEST(Render, ReplicasTurnOnLeaderElectionEverywhere) {
       "resources": ["leases"], "verbs": ["get", "watch", "list", "delete", "update", "create"]}])"));
   }
   // Replicas spread over nodes by default.
-  EXPECT_EQ(d["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
-             ["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
-             ["topologyKey"],
-            "kubernetes.io/hostname");
+  EXPECT_EQ(
+      d["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+       ["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]["topologyKey"],
+      "kubernetes.io/hostname");
 }
 
 TEST(Render, StorageCapacityFollowsTheWorkloadKind) {
@@ -241,7 +242,7 @@ TEST(Render, StorageCapacityFollowsTheWorkloadKind) {
     const Json& p = *container(w, "csi-provisioner");
     EXPECT_TRUE(hasArg(p, "--enable-capacity"));
     EXPECT_TRUE(hasArg(p, kind == "StatefulSet" ? "--capacity-ownerref-level=1"
-                                                 : "--capacity-ownerref-level=2"));
+                                                : "--capacity-ownerref-level=2"));
     EXPECT_EQ(p["env"][0]["name"], "NAMESPACE");
     EXPECT_EQ(p["env"][1]["name"], "POD_NAME");
     const Json& role = *find(objs, "Role", "csiop:demo:external-provisioner", "csi-demo");
@@ -258,8 +259,9 @@ TEST(Render, StorageCapacityFollowsTheWorkloadKind) {
 }
 
 TEST(Render, ImageRegistryRewritesDefaultSidecarImagesOnly) {
-  const auto objs = renderYaml(dd("  imageRegistry: mirror.example.com/csi/\n"
-                                  "  controller: {attacher: {image: own.example.com/attacher:v9}}\n"));
+  const auto objs =
+      renderYaml(dd("  imageRegistry: mirror.example.com/csi/\n"
+                    "  controller: {attacher: {image: own.example.com/attacher:v9}}\n"));
   const Json& d = *find(objs, "Deployment", "demo-controller", "csi-demo");
   EXPECT_EQ((*container(d, "csi-provisioner"))["image"],
             "mirror.example.com/csi/csi-provisioner:" +
@@ -273,9 +275,12 @@ TEST(Render, ResourcesDefaultPerPodThenPerSidecar) {
                                   "    registrar: {resources: {requests: {cpu: 1m}}}\n"
                                   "  controller: {}\n"));
   const Json& ds = *find(objs, "DaemonSet", "demo-node", "csi-demo");
-  EXPECT_EQ((*container(ds, "csi-driver"))["resources"], Json::parse(R"({"limits": {"memory": "64Mi"}})"));
-  EXPECT_EQ((*container(ds, "liveness-probe"))["resources"], Json::parse(R"({"limits": {"memory": "64Mi"}})"));
-  EXPECT_EQ((*container(ds, "node-driver-registrar"))["resources"], Json::parse(R"({"requests": {"cpu": "1m"}})"));
+  EXPECT_EQ((*container(ds, "csi-driver"))["resources"],
+            Json::parse(R"({"limits": {"memory": "64Mi"}})"));
+  EXPECT_EQ((*container(ds, "liveness-probe"))["resources"],
+            Json::parse(R"({"limits": {"memory": "64Mi"}})"));
+  EXPECT_EQ((*container(ds, "node-driver-registrar"))["resources"],
+            Json::parse(R"({"requests": {"cpu": "1m"}})"));
   const Json& d = *find(objs, "Deployment", "demo-controller", "csi-demo");
   EXPECT_FALSE((*container(d, "csi-driver")).contains("resources"));
   EXPECT_EQ((*container(d, "csi-provisioner"))["resources"],
@@ -293,19 +298,20 @@ spec:
 )");
   EXPECT_EQ((*container(*find(objs, "DaemonSet", "demo-node", "csi-demo"), "csi-driver"))["args"],
             Json::array({"--base"}));
-  const Json& c = *container(*find(objs, "Deployment", "demo-controller", "csi-demo"), "csi-driver");
+  const Json& c =
+      *container(*find(objs, "Deployment", "demo-controller", "csi-demo"), "csi-driver");
   EXPECT_EQ(c["args"], Json::array({"--controller"}));
   EXPECT_EQ(c["image"], "base:v1");
 }
 
 TEST(Render, SidecarsArePrivilegedOnlyBesideAPrivilegedDriver) {
   auto objs = renderYaml(dd("  controller: {}\n"));
-  EXPECT_EQ((*container(*find(objs, "Deployment", "demo-controller", "csi-demo"), "csi-provisioner"))
-                ["securityContext"],
+  EXPECT_EQ((*container(*find(objs, "Deployment", "demo-controller", "csi-demo"),
+                        "csi-provisioner"))["securityContext"],
             (Json{{"allowPrivilegeEscalation", false}, {"readOnlyRootFilesystem", true}}));
   objs = renderYaml(dd("  controller: {driver: {securityContext: {privileged: true}}}\n"));
-  EXPECT_EQ((*container(*find(objs, "Deployment", "demo-controller", "csi-demo"), "csi-provisioner"))
-                ["securityContext"],
+  EXPECT_EQ((*container(*find(objs, "Deployment", "demo-controller", "csi-demo"),
+                        "csi-provisioner"))["securityContext"],
             (Json{{"privileged", true}}));
 }
 
@@ -328,7 +334,8 @@ TEST(Render, PodTemplatePatchMergesByKubernetesKeys) {
   const Json& ds = *find(objs, "DaemonSet", "demo-node", "csi-demo");
   const Json& tmpl = ds["spec"]["template"];
   EXPECT_EQ(tmpl["metadata"]["annotations"]["example.com/a"], "b");
-  EXPECT_EQ(tmpl["metadata"]["annotations"]["kubectl.kubernetes.io/default-container"], "csi-driver");
+  EXPECT_EQ(tmpl["metadata"]["annotations"]["kubectl.kubernetes.io/default-container"],
+            "csi-driver");
   EXPECT_FALSE(tmpl["spec"].contains("priorityClassName"));
   EXPECT_EQ(tmpl["spec"]["dnsPolicy"], "Default");
   EXPECT_EQ(containerNames(ds),

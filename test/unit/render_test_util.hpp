@@ -70,7 +70,8 @@ inline bool hasArg(const Json& c, const std::string& arg) {
 // A minimal valid DriverDeployment with `spec` lines appended (2-space indent).
 inline std::string dd(const std::string& specExtra, const std::string& name = "demo") {
   return "apiVersion: csiop.dev/v1alpha1\nkind: DriverDeployment\nmetadata:\n  name: " + name +
-         "\nspec:\n  driverName: demo.csi.example.com\n  driver:\n    image: example.com/driver:v1\n" +
+         "\nspec:\n  driverName: demo.csi.example.com\n  driver:\n    image: "
+         "example.com/driver:v1\n" +
          specExtra;
 }
 

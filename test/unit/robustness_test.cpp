@@ -31,9 +31,18 @@ void paths(const Json& j, const Json::json_pointer& at, std::vector<Json::json_p
 }
 
 TEST(Robustness, EveryFieldWithEveryType) {
-  const std::vector<Json> replacements = {
-      nullptr, 0, -1, 4294967296LL, 1.5, "", "x", true, Json::array(), Json::array({1}),
-      Json::object(), Json{{"name", 1}}};
+  const std::vector<Json> replacements = {nullptr,
+                                          0,
+                                          -1,
+                                          4294967296LL,
+                                          1.5,
+                                          "",
+                                          "x",
+                                          true,
+                                          Json::array(),
+                                          Json::array({1}),
+                                          Json::object(),
+                                          Json{{"name", 1}}};
   std::size_t rendered = 0;
   std::size_t rejected = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(CSIOP_SOURCE_DIR) / "examples")) {

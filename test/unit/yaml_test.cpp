@@ -63,7 +63,9 @@ TEST(Yaml, BoundsAliasExpansion) {
   EXPECT_THROW(parseYaml(bomb), YamlError);
 }
 
-TEST(Yaml, RejectsNonFiniteNumbers) { EXPECT_THROW(parseYaml("a: .inf\n"), YamlError); }
+TEST(Yaml, RejectsNonFiniteNumbers) {
+  EXPECT_THROW(parseYaml("a: .inf\n"), YamlError);
+}
 
 TEST(Yaml, EmitsKubectlStyleBlocks) {
   const Json doc = Json::parse(R"({"a": {"b": [1, {"c": "d", "e": []}], "f": {}}, "g": "x"})");
@@ -71,9 +73,9 @@ TEST(Yaml, EmitsKubectlStyleBlocks) {
 }
 
 TEST(Yaml, QuotesStringsThatWouldReadAsOtherTypes) {
-  for (const char* s : {"true", "yes", "on", "No", "null", "~", "1", "1.36", "0x10", "-1", "1e3",
-                        "", " lead", "a: b", "x #y", "-", "*x", "&x", "!x", "{a}", "[a]",
-                        "line\nbreak", ".inf", "=", "<<"}) {
+  for (const char* s : {"true", "yes", "on",  "No",          "null", "~",    "1", "1.36", "0x10",
+                        "-1",   "1e3", "",    " lead",       "a: b", "x #y", "-", "*x",   "&x",
+                        "!x",   "{a}", "[a]", "line\nbreak", ".inf", "=",    "<<"}) {
     const std::string text = toYaml(Json{{"k", s}});
     EXPECT_EQ(text.rfind("k: \"", 0), 0u) << s << " -> " << text;
     EXPECT_EQ(parseYaml(text)[0]["k"], s) << text;

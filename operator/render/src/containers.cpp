@@ -61,7 +61,9 @@ Json sidecarSecurityContext(const api::EffectiveDriver& driver) {
   return Json{{"allowPrivilegeEscalation", false}, {"readOnlyRootFilesystem", true}};
 }
 
-Json socketMount() { return Json{{"name", "socket-dir"}, {"mountPath", kSocketDir}}; }
+Json socketMount() {
+  return Json{{"name", "socket-dir"}, {"mountPath", kSocketDir}};
+}
 
 Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
                      const api::EffectiveProbe& probe, bool nodePlugin) {
@@ -75,8 +77,9 @@ Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
   if (!d.args.empty()) {
     c["args"] = d.args;
   }
-  Json env = Json::array({Json{{"name", "CSI_ENDPOINT"}, {"value", std::string("unix://") + kSocketPath}},
-                          fieldRef("KUBE_NODE_NAME", "spec.nodeName")});
+  Json env =
+      Json::array({Json{{"name", "CSI_ENDPOINT"}, {"value", std::string("unix://") + kSocketPath}},
+                   fieldRef("KUBE_NODE_NAME", "spec.nodeName")});
   for (const auto& v : d.env) {
     env.push_back(v);
   }
@@ -125,11 +128,11 @@ Json registrarContainer(const Effective& e) {
   c["name"] = "node-driver-registrar";
   c["image"] = n.registrar.image;
   c["imagePullPolicy"] = n.registrar.imagePullPolicy;
-  c["args"] = argsOf({std::string("--csi-address=") + kSocketPath,
-                      "--kubelet-registration-path=" + n.kubeletDir + "/plugins/" + e.driverName +
-                          "/csi.sock",
-                      "--http-endpoint=:" + std::to_string(n.registrarPort)},
-                     n.registrar.extraArgs);
+  c["args"] = argsOf(
+      {std::string("--csi-address=") + kSocketPath,
+       "--kubelet-registration-path=" + n.kubeletDir + "/plugins/" + e.driverName + "/csi.sock",
+       "--http-endpoint=:" + std::to_string(n.registrarPort)},
+      n.registrar.extraArgs);
   c["ports"] = Json::array(
       {Json{{"name", "registrar"}, {"containerPort", n.registrarPort}, {"protocol", "TCP"}}});
   c["livenessProbe"] = httpProbe("/healthz", "registrar", 5, 5, 10, 3);
@@ -146,9 +149,9 @@ Json livenessContainer(const api::EffectiveProbe& probe, const Json& securityCon
   c["name"] = "liveness-probe";
   c["image"] = probe.container.image;
   c["imagePullPolicy"] = probe.container.imagePullPolicy;
-  c["args"] = argsOf({std::string("--csi-address=") + kSocketPath,
-                      "--health-port=" + std::to_string(probe.port)},
-                     probe.container.extraArgs);
+  c["args"] = argsOf(
+      {std::string("--csi-address=") + kSocketPath, "--health-port=" + std::to_string(probe.port)},
+      probe.container.extraArgs);
   c["securityContext"] = securityContext;
   setResources(c, probe.container.resources);
   c["volumeMounts"] = Json::array({socketMount()});

@@ -16,7 +16,8 @@ Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
                      const api::EffectiveProbe& probe, bool nodePlugin);
 Json registrarContainer(const Effective& e);
 Json livenessContainer(const api::EffectiveProbe& probe, const Json& securityContext);
-Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s, const Json& securityContext);
+Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s,
+                      const Json& securityContext);
 
 Json socketMount();
 

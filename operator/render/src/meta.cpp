@@ -6,12 +6,9 @@ namespace csiop::render {
 
 Json labels(const Effective& e, const char* componentName) {
   return Json{
-      {"app.kubernetes.io/name", e.driverName},
-      {"app.kubernetes.io/instance", e.name},
-      {"app.kubernetes.io/component", componentName},
-      {"app.kubernetes.io/part-of", kManagedBy},
-      {"app.kubernetes.io/managed-by", kManagedBy},
-      {kOwnerLabel, e.name},
+      {"app.kubernetes.io/name", e.driverName},       {"app.kubernetes.io/instance", e.name},
+      {"app.kubernetes.io/component", componentName}, {"app.kubernetes.io/part-of", kManagedBy},
+      {"app.kubernetes.io/managed-by", kManagedBy},   {kOwnerLabel, e.name},
   };
 }
 
@@ -41,9 +38,13 @@ Json object(const Effective& e, const char* apiVersion, const char* kind, const 
   return Json{{"apiVersion", apiVersion}, {"kind", kind}, {"metadata", std::move(meta)}};
 }
 
-std::string nodeName(const Effective& e) { return e.name + "-node"; }
+std::string nodeName(const Effective& e) {
+  return e.name + "-node";
+}
 
-std::string controllerName(const Effective& e) { return e.name + "-controller"; }
+std::string controllerName(const Effective& e) {
+  return e.name + "-controller";
+}
 
 std::string rbacName(const Effective& e, const std::string& what) {
   return "csiop:" + e.name + ":" + what;

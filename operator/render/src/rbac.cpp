@@ -130,8 +130,7 @@ void addRole(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced, co
                      component::kRbac);
   role["rules"] = std::move(rules);
   Json binding = object(e, "rbac.authorization.k8s.io/v1",
-                        cluster ? "ClusterRoleBinding" : "RoleBinding", name, ns,
-                        component::kRbac);
+                        cluster ? "ClusterRoleBinding" : "RoleBinding", name, ns, component::kRbac);
   binding["subjects"] = subject(sa, e.namespace_);
   binding["roleRef"] = Json{{"apiGroup", "rbac.authorization.k8s.io"},
                             {"kind", cluster ? "ClusterRole" : "Role"},
@@ -176,8 +175,7 @@ void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced
   };
   const std::string sa = controllerName(e);
   if (!anyNamespace.empty()) {
-    addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), "", secretRule(anyNamespace),
-            sa);
+    addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), "", secretRule(anyNamespace), sa);
   }
   for (const auto& [ns, names] : byNamespace) {
     addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), ns, secretRule(names), sa);

@@ -21,9 +21,10 @@ std::vector<Json> renderNamespace(const Effective& e) {
   }
   // Created if missing, never owned: a namespace may hold things that are not
   // ours, so it gets no owner reference and is never deleted by the operator.
-  Json ns = Json{{"apiVersion", "v1"},
-                 {"kind", "Namespace"},
-                 {"metadata", {{"name", e.namespace_}, {"labels", labels(e, component::kNamespace)}}}};
+  Json ns =
+      Json{{"apiVersion", "v1"},
+           {"kind", "Namespace"},
+           {"metadata", {{"name", e.namespace_}, {"labels", labels(e, component::kNamespace)}}}};
   // Node plugins are privileged pods; Pod Security Admission must allow them.
   ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "privileged";
   return {ns};
@@ -81,7 +82,8 @@ Json renderCSIDriver(const Effective& e, bool v1) {
 std::vector<Json> renderStorageClasses(const Effective& e) {
   std::vector<Json> out;
   for (const auto& sc : e.storageClasses) {
-    Json obj = object(e, "storage.k8s.io/v1", "StorageClass", sc.name, "", component::kStorageClass);
+    Json obj =
+        object(e, "storage.k8s.io/v1", "StorageClass", sc.name, "", component::kStorageClass);
     auto& meta = obj["metadata"];
     if (sc.labels) {
       for (const auto& [k, v] : *sc.labels) {

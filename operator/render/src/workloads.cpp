@@ -31,11 +31,11 @@ void commonPodFields(Json& spec, const Effective& e) {
 }
 
 Json podTemplate(const Effective& e, const char* componentName, Json spec, const Json& patch) {
-  Json tmpl = Json{
-      {"metadata",
-       {{"labels", labels(e, componentName)},
-        {"annotations", {{"kubectl.kubernetes.io/default-container", kDriverContainer}}}}},
-      {"spec", std::move(spec)}};
+  Json tmpl =
+      Json{{"metadata",
+            {{"labels", labels(e, componentName)},
+             {"annotations", {{"kubectl.kubernetes.io/default-container", kDriverContainer}}}}},
+           {"spec", std::move(spec)}};
   if (!patch.is_null()) {
     tmpl = strategicMerge(std::move(tmpl), patch);
   }
@@ -63,8 +63,8 @@ Json renderNodeDaemonSet(const Effective& e) {
     spec["affinity"] = n.affinity;
   }
   commonPodFields(spec, e);
-  Json containers = Json::array({driverContainer(e, n.driver, n.livenessProbe, true),
-                                 registrarContainer(e)});
+  Json containers =
+      Json::array({driverContainer(e, n.driver, n.livenessProbe, true), registrarContainer(e)});
   if (n.livenessProbe.enabled) {
     containers.push_back(livenessContainer(n.livenessProbe, Json{{"privileged", true}}));
   }
@@ -109,11 +109,11 @@ Json renderControllerWorkload(const Effective& e) {
     spec["affinity"] = Json{
         {"podAntiAffinity",
          {{"preferredDuringSchedulingIgnoredDuringExecution",
-           Json::array({Json{{"weight", 100},
-                             {"podAffinityTerm",
-                              {{"labelSelector",
-                                {{"matchLabels", selectorLabels(e, component::kController)}}},
-                               {"topologyKey", "kubernetes.io/hostname"}}}}})}}}};
+           Json::array({Json{
+               {"weight", 100},
+               {"podAffinityTerm",
+                {{"labelSelector", {{"matchLabels", selectorLabels(e, component::kController)}}},
+                 {"topologyKey", "kubernetes.io/hostname"}}}}})}}}};
   }
   if (!c.topologySpreadConstraints.is_null()) {
     spec["topologySpreadConstraints"] = c.topologySpreadConstraints;
@@ -154,8 +154,7 @@ Json renderControllerWorkload(const Effective& e) {
       wSpec["strategy"] = Json{{"type", "Recreate"}};
     }
   }
-  wSpec["template"] =
-      podTemplate(e, component::kController, std::move(spec), c.podTemplatePatch);
+  wSpec["template"] = podTemplate(e, component::kController, std::move(spec), c.podTemplatePatch);
   w["spec"] = std::move(wSpec);
   return w;
 }

@@ -102,7 +102,8 @@ struct EffectiveController {
   Json affinity;                  // null: the default anti-affinity when replicas > 1
   Json topologySpreadConstraints; // null: none
   std::string priorityClassName;
-  std::vector<EffectiveSidecar> sidecars; // provisioner, attacher, resizer, snapshotter, healthMonitor
+  std::vector<EffectiveSidecar>
+      sidecars; // provisioner, attacher, resizer, snapshotter, healthMonitor
   EffectiveProbe livenessProbe;
   EffectiveDriver driver;
   Json rbacRules = Json::array();

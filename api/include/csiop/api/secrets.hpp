@@ -12,9 +12,9 @@
 namespace csiop::api {
 
 struct SecretReference {
-  std::string kind;                   // e.g. "provisioner", "node-stage"
-  std::optional<Component> reader;    // the sidecar that GETs it; nullopt: the kubelet
-  std::optional<std::string> name;      // may hold ${pvc.name}-style templates
+  std::string kind;                      // e.g. "provisioner", "node-stage"
+  std::optional<Component> reader;       // the sidecar that GETs it; nullopt: the kubelet
+  std::optional<std::string> name;       // may hold ${pvc.name}-style templates
   std::optional<std::string> namespace_; // may hold ${pvc.namespace}
 };
 

@@ -37,8 +37,7 @@ struct TokenRequest {
   std::string audience;
   std::optional<std::int64_t> expirationSeconds;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("audience", audience);
     v("expirationSeconds", expirationSeconds);
   }
@@ -58,8 +57,7 @@ struct CSIDriverSpec {
   std::optional<bool> serviceAccountTokenInSecrets;
   std::optional<bool> preventPodSchedulingIfMissing;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("attachRequired", attachRequired);
     v("podInfoOnMount", podInfoOnMount);
     v("volumeLifecycleModes", volumeLifecycleModes);
@@ -89,8 +87,7 @@ struct DriverContainer {
   std::optional<Json> volumeMounts;    // []core/v1.VolumeMount
   std::optional<Json> securityContext; // core/v1.SecurityContext
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("image", image);
     v("imagePullPolicy", imagePullPolicy);
     v("command", command);
@@ -112,8 +109,7 @@ struct LeaderElection {
   std::optional<std::string> renewDeadline;
   std::optional<std::string> retryPeriod;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("enabled", enabled);
     v("leaseDuration", leaseDuration);
     v("renewDeadline", renewDeadline);
@@ -131,8 +127,7 @@ struct Sidecar {
   std::optional<LeaderElection> leaderElection; // overrides spec.controller.leaderElection
   std::optional<std::int32_t> httpPort;         // --http-endpoint (metrics, leader health)
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("enabled", enabled);
     v("image", image);
     v("imagePullPolicy", imagePullPolicy);
@@ -152,8 +147,7 @@ struct LivenessProbe {
   std::optional<Json> resources;
   std::optional<std::int32_t> port;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("enabled", enabled);
     v("image", image);
     v("imagePullPolicy", imagePullPolicy);
@@ -171,8 +165,7 @@ struct Registrar {
   std::optional<Json> resources;
   std::optional<std::int32_t> httpPort;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("image", image);
     v("imagePullPolicy", imagePullPolicy);
     v("args", args);
@@ -197,8 +190,7 @@ struct NodeSpec {
   std::optional<Json> rbacRules;        // []rbac/v1.PolicyRule for the node driver
   std::optional<Json> podTemplatePatch; // strategic-merge patch of the pod template
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("kubeletDir", kubeletDir);
     v("updateStrategy", updateStrategy);
     v("nodeSelector", nodeSelector);
@@ -236,8 +228,7 @@ struct ControllerSpec {
   std::optional<Json> rbacRules;
   std::optional<Json> podTemplatePatch;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("kind", kind);
     v("replicas", replicas);
     v("nodeSelector", nodeSelector);
@@ -272,8 +263,7 @@ struct StorageClassSpec {
   std::optional<StringMap> labels;
   std::optional<StringMap> annotations;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("name", name);
     v("parameters", parameters);
     v("reclaimPolicy", reclaimPolicy);
@@ -300,8 +290,7 @@ struct DriverDeploymentSpec {
   std::optional<std::string> imageRegistry;
   std::optional<std::string> deletionPolicy; // Delete | Orphan
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("driverName", driverName);
     v("namespace", namespace_);
     v("createNamespace", createNamespace);
@@ -325,8 +314,7 @@ struct Condition {
   std::string reason;
   std::string message;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("type", type);
     v("status", status);
     v("observedGeneration", observedGeneration);
@@ -341,8 +329,7 @@ struct NodesStatus {
   std::optional<std::int32_t> ready;      // node plugin pods ready
   std::optional<std::int32_t> registered; // CSINode objects that list the driver
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("desired", desired);
     v("ready", ready);
     v("registered", registered);
@@ -353,8 +340,7 @@ struct ControllerStatus {
   std::optional<std::int32_t> replicas;
   std::optional<std::int32_t> ready;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("replicas", replicas);
     v("ready", ready);
   }
@@ -366,8 +352,7 @@ struct DriverDeploymentStatus {
   std::optional<NodesStatus> nodes;
   std::optional<ControllerStatus> controller;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("observedGeneration", observedGeneration);
     v("conditions", conditions);
     v("nodes", nodes);
@@ -384,8 +369,7 @@ struct DriverDeployment {
   DriverDeploymentSpec spec;
   std::optional<DriverDeploymentStatus> status;
 
-  template <class V>
-  void fields(V&& v) {
+  template <class V> void fields(V&& v) {
     v("apiVersion", apiVersion);
     v("kind", kind);
     v("metadata", metadata);

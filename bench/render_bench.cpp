@@ -1,0 +1,67 @@
+// Throughput of the pure pipeline the operator runs on every reconcile:
+// parse + decode + validate a DriverDeployment, render it, and serialise the
+// result. Run: build/bench/render_bench (figures go to the README).
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <iterator>
+
+#include <csiop/api/codec.hpp>
+#include <csiop/api/load.hpp>
+#include <csiop/api/yaml.hpp>
+#include <csiop/render/render.hpp>
+
+namespace {
+
+using csiop::api::Json;
+
+std::string example(const char* name) {
+  std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/examples/" + name);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void BM_LoadYaml(benchmark::State& state) {
+  const std::string text = example("hostpath.yaml");
+  for (auto _ : state) {
+    auto loaded = csiop::api::loadDriverDeployments(text);
+    benchmark::DoNotOptimize(loaded);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_LoadYaml);
+
+// What the reconciler does: the object arrives as JSON from the API server.
+void BM_LoadJson(benchmark::State& state) {
+  const Json doc = csiop::api::parseYaml(example("hostpath.yaml")).at(0);
+  for (auto _ : state) {
+    auto loaded = csiop::api::loadDriverDeployment(doc);
+    benchmark::DoNotOptimize(loaded);
+  }
+}
+BENCHMARK(BM_LoadJson);
+
+void BM_Render(benchmark::State& state) {
+  const auto dd = csiop::api::loadDriverDeployments(example("hostpath.yaml")).objects.at(0);
+  std::size_t objects = 0;
+  for (auto _ : state) {
+    auto out = csiop::render::render(dd);
+    objects += out.size();
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["objects/s"] =
+      benchmark::Counter(static_cast<double>(objects), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Render);
+
+void BM_RenderToYaml(benchmark::State& state) {
+  const auto dd = csiop::api::loadDriverDeployments(example("hostpath.yaml")).objects.at(0);
+  for (auto _ : state) {
+    auto text = csiop::api::toYamlStream(csiop::render::render(dd));
+    benchmark::DoNotOptimize(text);
+  }
+}
+BENCHMARK(BM_RenderToYaml);
+
+} // namespace
+
+BENCHMARK_MAIN();
