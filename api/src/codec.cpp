@@ -178,8 +178,6 @@ template <class T> Json encodeValue(const T& value);
 template <class T> bool present(const T& value) {
   if constexpr (IsOptional<T>::value) {
     return value.has_value();
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    return !value.empty();
   } else if constexpr (std::is_same_v<T, Json>) {
     return !value.is_null();
   } else {

@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <csiop/api/codec.hpp>
+
 #include <csiop/api/yaml.hpp>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
 
 namespace csiop::api {
 namespace {
@@ -62,6 +67,85 @@ TEST(Codec, RejectsOutOfRangeIntegers) {
   const Decoded d = decode(Json::parse(R"({"spec": {"controller": {"replicas": 4294967296}}})"));
   ASSERT_EQ(d.errors.size(), 1u);
   EXPECT_EQ(d.errors[0].field, "spec.controller.replicas");
+}
+
+} // namespace
+} // namespace csiop::api
+
+namespace csiop::api {
+namespace {
+
+// Every leaf path of the codec's field tree (lists of structs as "[]").
+void leafPaths(const Json& tree, const std::string& at, std::set<std::string>& out) {
+  if (tree.is_object() && tree.contains("[]")) {
+    leafPaths(tree["[]"], at + "[]", out);
+  } else if (tree.is_object()) {
+    for (const auto& [k, v] : tree.items()) {
+      leafPaths(v, at.empty() ? k : at + "." + k, out);
+    }
+  } else {
+    out.insert(at);
+  }
+}
+
+void presentPaths(const Json& doc, const Json& tree, const std::string& at,
+                  std::set<std::string>& out) {
+  if (!tree.is_object()) {
+    out.insert(at);
+    return;
+  }
+  if (tree.contains("[]")) {
+    for (const auto& item : doc) {
+      presentPaths(item, tree["[]"], at + "[]", out);
+    }
+    return;
+  }
+  for (const auto& [k, v] : tree.items()) {
+    if (doc.contains(k)) {
+      presentPaths(doc[k], v, at.empty() ? k : at + "." + k, out);
+    }
+  }
+}
+
+TEST(Codec, AllFieldsFileSetsEveryFieldAndRoundTrips) {
+  std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/test/unit/testdata/all-fields.yaml");
+  const Json doc = parseYaml(std::string(std::istreambuf_iterator<char>(in), {})).at(0);
+  // Struct types that appear at several places count once: every sidecar is a
+  // Sidecar, every driver override a DriverContainer, and so on.
+  const auto byType = [](const std::set<std::string>& paths) {
+    const std::vector<std::pair<std::regex, std::string>> rules = {
+        {std::regex("(provisioner|attacher|resizer|snapshotter|healthMonitor)"), "<sidecar>"},
+        {std::regex("^spec\\.(node|controller)\\.driver"), "spec.driver"},
+        {std::regex("^spec\\.(node|controller)\\.livenessProbe"), "<probe>"},
+        {std::regex("^spec\\.controller(\\.<sidecar>)?\\.leaderElection"), "<leaderElection>"},
+    };
+    std::set<std::string> out;
+    for (std::string p : paths) {
+      for (const auto& [re, to] : rules) {
+        p = std::regex_replace(p, re, to);
+      }
+      out.insert(p);
+    }
+    return out;
+  };
+  std::set<std::string> leaves;
+  std::set<std::string> set;
+  leafPaths(fieldTree(), "", leaves);
+  presentPaths(doc, fieldTree(), "", set);
+  const std::set<std::string> all = byType(leaves);
+  const std::set<std::string> present = byType(set);
+  std::vector<std::string> missing;
+  std::set_difference(all.begin(), all.end(), present.begin(), present.end(),
+                      std::back_inserter(missing));
+  EXPECT_TRUE(missing.empty()) << "all-fields.yaml lacks " << ::testing::PrintToString(missing);
+
+  const Decoded d = decode(doc);
+  EXPECT_TRUE(d.errors.empty()) << joinMessages(d.errors);
+  EXPECT_TRUE(d.unknownFields.empty());
+  // JSON objects are unordered (string maps come back sorted).
+  const nlohmann::json expected = nlohmann::json::parse(doc.dump());
+  EXPECT_EQ(nlohmann::json::parse(encode(d.object).dump()), expected);
+  EXPECT_EQ(nlohmann::json::parse(parseYaml(toYaml(encode(d.object))).at(0).dump()), expected);
 }
 
 } // namespace

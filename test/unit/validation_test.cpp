@@ -66,6 +66,10 @@ struct Case {
   std::vector<std::string> expected;
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class Rule : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Rule, ReportsExactlyItsErrors) {

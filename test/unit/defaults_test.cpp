@@ -1,0 +1,89 @@
+// Defaulting: what an unset field becomes.
+#include <gtest/gtest.h>
+
+#include <csiop/api/defaults.hpp>
+
+#include "render_test_util.hpp"
+
+namespace csiop::api {
+namespace {
+
+using testutil::dd;
+using testutil::load;
+
+TEST(Defaults, MinimalSpec) {
+  const Effective e = resolve(load(dd("")));
+  EXPECT_EQ(e.namespace_, "csi-demo");
+  EXPECT_TRUE(e.createNamespace);
+  EXPECT_EQ(e.deletionPolicy, "Delete");
+  EXPECT_TRUE(e.csiDriver.attachRequired);
+  EXPECT_FALSE(e.csiDriver.podInfoOnMount);
+  EXPECT_EQ(e.csiDriver.volumeLifecycleModes, std::vector<std::string>{"Persistent"});
+  EXPECT_EQ(e.csiDriver.fsGroupPolicy, "ReadWriteOnceWithFSType");
+  EXPECT_FALSE(e.csiDriver.tokenRequests.has_value());
+  EXPECT_EQ(e.node.kubeletDir, "/var/lib/kubelet");
+  EXPECT_EQ(e.node.priorityClassName, "system-node-critical");
+  EXPECT_EQ(e.node.tolerations, defaults::nodeTolerations());
+  EXPECT_EQ(e.node.registrarPort, 9809);
+  EXPECT_TRUE(e.node.livenessProbe.enabled);
+  EXPECT_EQ(e.node.livenessProbe.port, 9808);
+  EXPECT_EQ(e.node.registrar.image, defaultImage(Component::NodeDriverRegistrar, ""));
+  EXPECT_EQ(e.node.registrar.resources, defaults::sidecarResources());
+  EXPECT_EQ(e.node.driver.imagePullPolicy, "IfNotPresent");
+  EXPECT_TRUE(e.node.driver.resources.is_null());
+  EXPECT_FALSE(e.controller.has_value());
+}
+
+TEST(Defaults, Controller) {
+  const Effective e = resolve(load(dd("  controller: {}\n")));
+  ASSERT_TRUE(e.controller);
+  const auto& c = *e.controller;
+  EXPECT_EQ(c.kind, "Deployment");
+  EXPECT_EQ(c.replicas, 1);
+  EXPECT_EQ(c.priorityClassName, "system-cluster-critical");
+  const std::vector<std::pair<Component, bool>> enabled = {{Component::Provisioner, true},
+                                                           {Component::Attacher, true},
+                                                           {Component::Resizer, false},
+                                                           {Component::Snapshotter, false},
+                                                           {Component::HealthMonitor, false}};
+  for (const auto& [component, on] : enabled) {
+    EXPECT_EQ(c.sidecar(component)->enabled, on);
+    EXPECT_FALSE(c.sidecar(component)->leaderElection.enabled);
+  }
+  EXPECT_EQ(c.sidecar(Component::Provisioner)->httpPort, 8080);
+  EXPECT_EQ(c.sidecar(Component::HealthMonitor)->httpPort, 8084);
+}
+
+TEST(Defaults, AttacherFollowsAttachRequired) {
+  const Effective e = resolve(load(dd("  csiDriver: {attachRequired: false}\n  controller: {}\n")));
+  EXPECT_FALSE(e.controller->sidecar(Component::Attacher)->enabled);
+}
+
+TEST(Defaults, LeaderElectionFollowsReplicasThenControllerThenSidecar) {
+  Effective e = resolve(load(dd("  controller: {replicas: 2}\n")));
+  EXPECT_TRUE(e.controller->sidecar(Component::Provisioner)->leaderElection.enabled);
+  e = resolve(load(dd("  controller: {leaderElection: {enabled: true, retryPeriod: 2s}, "
+                      "attacher: {leaderElection: {enabled: false}}}\n")));
+  EXPECT_TRUE(e.controller->sidecar(Component::Provisioner)->leaderElection.enabled);
+  EXPECT_EQ(e.controller->sidecar(Component::Provisioner)->leaderElection.retryPeriod, "2s");
+  EXPECT_FALSE(e.controller->sidecar(Component::Attacher)->leaderElection.enabled);
+  EXPECT_EQ(e.controller->sidecar(Component::Attacher)->leaderElection.retryPeriod, "2s");
+}
+
+TEST(Defaults, TrailingSlashesAreTrimmed) {
+  const Effective e =
+      resolve(load(dd("  imageRegistry: mirror.example.com/csi//\n  node: {kubeletDir: /k/}\n")));
+  EXPECT_EQ(e.imageRegistry, "mirror.example.com/csi");
+  EXPECT_EQ(e.node.kubeletDir, "/k");
+  EXPECT_EQ(e.node.registrar.image,
+            defaultImage(Component::NodeDriverRegistrar, "mirror.example.com/csi"));
+}
+
+TEST(Defaults, ExplicitEmptyListsStayEmpty) {
+  // `tolerations: []` opts out of the tolerate-everything default.
+  const Effective e = resolve(load(dd("  node: {tolerations: []}\n")));
+  EXPECT_EQ(e.node.tolerations, Json::array());
+}
+
+} // namespace
+} // namespace csiop::api
