@@ -44,10 +44,11 @@ EffectiveContainer container(const std::optional<Spec>& spec, Component componen
   out.imagePullPolicy = defaults::kPullPolicy;
   out.resources = resourcesFor(std::nullopt, podResources, defaults::sidecarResources());
   if (spec) {
-    out.image = orDefault(spec->image, out.image);
-    out.imagePullPolicy = orDefault(spec->imagePullPolicy, out.imagePullPolicy);
-    out.extraArgs = orDefault(spec->args, {});
-    out.resources = resourcesFor(spec->resources, podResources, defaults::sidecarResources());
+    const ContainerSettings& c = spec->container;
+    out.image = orDefault(c.image, out.image);
+    out.imagePullPolicy = orDefault(c.imagePullPolicy, out.imagePullPolicy);
+    out.extraArgs = orDefault(c.args, {});
+    out.resources = resourcesFor(c.resources, podResources, defaults::sidecarResources());
   }
   return out;
 }

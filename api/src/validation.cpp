@@ -391,10 +391,10 @@ public:
     if (!c) {
       return;
     }
-    image(path + ".image", c->image);
-    pullPolicy(path + ".imagePullPolicy", c->imagePullPolicy);
-    args(path + ".args", c->args);
-    resources(path + ".resources", c->resources);
+    image(path + ".image", c->container.image);
+    pullPolicy(path + ".imagePullPolicy", c->container.imagePullPolicy);
+    args(path + ".args", c->container.args);
+    resources(path + ".resources", c->container.resources);
   }
 };
 

@@ -117,22 +117,32 @@ struct LeaderElection {
   }
 };
 
+// Settings every kubernetes-csi sidecar container shares. Its fields appear
+// inline in the JSON of the structs that embed it.
+struct ContainerSettings {
+  std::optional<std::string> image;
+  std::optional<std::string> imagePullPolicy;
+  std::optional<std::vector<std::string>> args; // appended after the generated args
+  std::optional<Json> resources;
+
+  template <class V> void fields(V&& v) {
+    v("image", image);
+    v("imagePullPolicy", imagePullPolicy);
+    v("args", args);
+    v("resources", resources);
+  }
+};
+
 // A controller sidecar (external-provisioner, -attacher, ...).
 struct Sidecar {
   std::optional<bool> enabled;
-  std::optional<std::string> image;
-  std::optional<std::string> imagePullPolicy;
-  std::optional<std::vector<std::string>> args;
-  std::optional<Json> resources;
+  ContainerSettings container;
   std::optional<LeaderElection> leaderElection; // overrides spec.controller.leaderElection
   std::optional<std::int32_t> httpPort;         // --http-endpoint (metrics, leader health)
 
   template <class V> void fields(V&& v) {
     v("enabled", enabled);
-    v("image", image);
-    v("imagePullPolicy", imagePullPolicy);
-    v("args", args);
-    v("resources", resources);
+    container.fields(v);
     v("leaderElection", leaderElection);
     v("httpPort", httpPort);
   }
@@ -141,35 +151,23 @@ struct Sidecar {
 // The livenessprobe sidecar and the driver container's livenessProbe wired to it.
 struct LivenessProbe {
   std::optional<bool> enabled;
-  std::optional<std::string> image;
-  std::optional<std::string> imagePullPolicy;
-  std::optional<std::vector<std::string>> args;
-  std::optional<Json> resources;
+  ContainerSettings container;
   std::optional<std::int32_t> port;
 
   template <class V> void fields(V&& v) {
     v("enabled", enabled);
-    v("image", image);
-    v("imagePullPolicy", imagePullPolicy);
-    v("args", args);
-    v("resources", resources);
+    container.fields(v);
     v("port", port);
   }
 };
 
 // The node-driver-registrar sidecar.
 struct Registrar {
-  std::optional<std::string> image;
-  std::optional<std::string> imagePullPolicy;
-  std::optional<std::vector<std::string>> args;
-  std::optional<Json> resources;
+  ContainerSettings container;
   std::optional<std::int32_t> httpPort;
 
   template <class V> void fields(V&& v) {
-    v("image", image);
-    v("imagePullPolicy", imagePullPolicy);
-    v("args", args);
-    v("resources", resources);
+    container.fields(v);
     v("httpPort", httpPort);
   }
 };
