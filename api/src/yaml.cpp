@@ -25,6 +25,12 @@ Json resolvePlain(const std::string& s) {
   static const std::regex kInf("[-+]?\\.(inf|Inf|INF)");
   static const std::regex kNan("\\.(nan|NaN|NAN)");
 
+  // Only scalars starting like a null, a boolean or a number can be one; most
+  // (names, paths, images) are settled here without a regular expression.
+  static const std::string_view kMaybeTyped = "~nNtTfF0123456789+-.";
+  if (!s.empty() && kMaybeTyped.find(s.front()) == std::string_view::npos) {
+    return s;
+  }
   if (std::regex_match(s, kNull)) {
     return nullptr;
   }
