@@ -1,0 +1,60 @@
+// The reconciler's choices that need no I/O: who owns the driver name, what to
+// do with the CSIDriver object, and which children to prune.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <csiop/api/types.hpp>
+
+namespace csiop::controller {
+
+using api::Json;
+
+// The CSIDriver object is the authority on who owns a driver name: the first
+// DriverDeployment to create it (its uid in the csiop.dev/owner-uid annotation)
+// owns the name, race-free even when the webhook is down or two API servers
+// admit at once, because the create of a cluster-scoped name can succeed once.
+struct CSIDriverDecision {
+  enum class Action {
+    Create,   // absent: create it (a create, never an apply, so two owners cannot both win)
+    Keep,     // ours and already as desired: no write
+    Apply,    // ours, mutable fields differ: server-side apply
+    Recreate, // ours, an immutable field differs: delete, then create
+    Conflict, // someone else's: touch nothing, report
+  };
+  Action action = Action::Keep;
+  std::string detail; // for Recreate: which fields; for Conflict: who owns it
+};
+
+CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired,
+                                  const std::string& ownerUid);
+
+// Identity of an object: apiVersion's group, kind, namespace, name.
+struct ObjectKey {
+  std::string group;
+  std::string kind;
+  std::string namespace_;
+  std::string name;
+
+  auto operator<=>(const ObjectKey&) const = default;
+  [[nodiscard]] std::string str() const; // "DaemonSet csi-x/x-node"
+};
+ObjectKey keyOf(const Json& object);
+
+// Whether `object` belongs to the DriverDeployment with `ownerUid`: an owner
+// reference (or, for the CSIDriver, the owner annotation) names that uid. A
+// label alone is not ownership: labels are easy to copy.
+bool ownedBy(const Json& object, const std::string& ownerUid);
+
+// Live objects (found by the owner label) that the desired set no longer has
+// and that are really owned; never a Namespace. Order: workloads first, RBAC
+// after, CSIDriver last.
+std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>& desired,
+                          const std::string& ownerUid);
+
+// Order in which to delete everything on DriverDeployment deletion: the same
+// as pruning everything, so the CSIDriver goes last.
+void sortForDeletion(std::vector<Json>& objects);
+
+} // namespace csiop::controller

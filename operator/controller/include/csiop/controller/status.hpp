@@ -1,0 +1,57 @@
+// The DriverDeployment's status, computed from what the reconcile observed.
+// Pure: the caller passes the time, so a status that did not change compares
+// equal and causes no write.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <csiop/api/types.hpp>
+
+namespace csiop::controller {
+
+namespace condition {
+inline constexpr const char* kReady = "Ready";
+inline constexpr const char* kProgressing = "Progressing";
+inline constexpr const char* kDegraded = "Degraded";
+inline constexpr const char* kDriverNameConflict = "DriverNameConflict";
+inline constexpr const char* kCSIDriverRecreated = "CSIDriverRecreated";
+} // namespace condition
+
+// What a reconcile found.
+struct Observed {
+  std::int64_t generation = 0;
+  // The driver name is held by someone else: who, for the message. Nothing
+  // else is applied while this is set.
+  std::optional<std::string> conflictWith;
+  // Errors applying children (one line each); empty when all applied.
+  std::vector<std::string> applyErrors;
+  // The node DaemonSet's status (absent: not created yet).
+  struct Workload {
+    bool observedCurrent = false; // status.observedGeneration == metadata.generation
+    std::int32_t desired = 0;
+    std::int32_t updated = 0;
+    std::int32_t ready = 0;
+  };
+  std::optional<Workload> nodes;
+  std::optional<Workload> controller; // absent for node-only drivers or not created yet
+  bool hasController = false;         // the spec wants a controller workload
+  std::int32_t registered = 0;        // CSINodes that list the driver
+  // Set when this reconcile deleted and recreated the CSIDriver because an
+  // immutable field changed (the message says which).
+  std::optional<std::string> csiDriverRecreated;
+};
+
+// A new status from the observation, carrying over lastTransitionTime of
+// conditions whose status did not change (metav1 semantics). `now` is RFC 3339.
+api::DriverDeploymentStatus
+computeStatus(const Observed& observed, const std::optional<api::DriverDeploymentStatus>& previous,
+              const std::string& now);
+
+// Sets (or replaces) a condition the way meta.SetStatusCondition does.
+void setCondition(std::vector<api::Condition>& conditions, api::Condition c);
+const api::Condition* findCondition(const std::vector<api::Condition>& conditions,
+                                    const std::string& type);
+
+} // namespace csiop::controller

@@ -1,0 +1,166 @@
+#include <csiop/controller/compare.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+
+#include <csiop/api/formats.hpp>
+
+namespace csiop::controller {
+namespace {
+
+// patchMergeKey of list fields in the objects the operator renders.
+const char* mergeKey(const std::string& field) {
+  static const std::map<std::string, const char*> keys = {
+      {"containers", "name"},
+      {"initContainers", "name"},
+      {"ephemeralContainers", "name"},
+      {"volumes", "name"},
+      {"env", "name"},
+      {"volumeMounts", "mountPath"},
+      {"volumeDevices", "devicePath"},
+      {"ports", "containerPort"},
+      {"imagePullSecrets", "name"},
+      {"hostAliases", "ip"},
+      {"topologySpreadConstraints", "topologyKey"},
+      {"ownerReferences", "uid"},
+      {"tokenRequests", "audience"},
+  };
+  const auto it = keys.find(field);
+  return it == keys.end() ? nullptr : it->second;
+}
+
+bool isQuantityField(const std::string& parent) {
+  return parent == "limits" || parent == "requests";
+}
+
+std::string find(const Json& live, const Json& desired, const std::string& field,
+                 const std::string& parent, const std::string& path);
+
+std::string findInList(const Json& live, const Json& desired, const std::string& field,
+                       const std::string& path) {
+  if (const char* key = mergeKey(field)) {
+    for (std::size_t i = 0; i < desired.size(); ++i) {
+      const Json& want = desired[i];
+      const std::string itemPath = path + "[" + std::to_string(i) + "]";
+      if (!want.is_object() || !want.contains(key)) {
+        return itemPath;
+      }
+      const Json* match = nullptr;
+      for (const auto& have : live) {
+        if (have.is_object() && have.contains(key) && have[key] == want[key]) {
+          match = &have;
+          break;
+        }
+      }
+      if (match == nullptr) {
+        return itemPath;
+      }
+      if (auto d = find(*match, want, "", field, itemPath); !d.empty()) {
+        return d;
+      }
+    }
+    return {};
+  }
+  if (live.size() != desired.size()) {
+    return path;
+  }
+  for (std::size_t i = 0; i < desired.size(); ++i) {
+    if (auto d = find(live[i], desired[i], "", field, path + "[" + std::to_string(i) + "]");
+        !d.empty()) {
+      return d;
+    }
+  }
+  return {};
+}
+
+std::string find(const Json& live, const Json& desired, const std::string& field,
+                 const std::string& parent, const std::string& path) {
+  const std::string here = path.empty() ? "." : path;
+  if (desired.is_object()) {
+    if (!live.is_object()) {
+      return here;
+    }
+    for (const auto& [k, v] : desired.items()) {
+      const auto it = live.find(k);
+      const std::string sub = path + "." + k;
+      if (it == live.end()) {
+        // An empty map or list the server omits is no difference.
+        if ((v.is_object() || v.is_array()) && v.empty()) {
+          continue;
+        }
+        return sub;
+      }
+      if (auto d = find(*it, v, k, field, sub); !d.empty()) {
+        return d;
+      }
+    }
+    return {};
+  }
+  if (desired.is_array()) {
+    return live.is_array() ? findInList(live, desired, field, here) : here;
+  }
+  if (live == desired) {
+    return {};
+  }
+  if (isQuantityField(parent) && (live.is_string() || live.is_number()) &&
+      (desired.is_string() || desired.is_number())) {
+    const auto text = [](const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+    const auto a = quantityValue(text(live));
+    const auto b = quantityValue(text(desired));
+    if (a && b && std::fabs(*a - *b) <= 1e-9L * std::max(std::fabs(*a), 1.0L)) {
+      return {};
+    }
+  }
+  // Numbers may come back as another JSON number type (1 vs 1.0).
+  if (live.is_number() && desired.is_number() &&
+      live.get<long double>() == desired.get<long double>()) {
+    return {};
+  }
+  return here;
+}
+
+} // namespace
+
+std::optional<long double> quantityValue(const std::string& q) {
+  if (!api::formats::isQuantity(q)) {
+    return std::nullopt;
+  }
+  std::size_t split = q.size();
+  static const std::map<std::string, long double> suffixes = {{"n", 1e-9L},
+                                                              {"u", 1e-6L},
+                                                              {"m", 1e-3L},
+                                                              {"", 1.0L},
+                                                              {"k", 1e3L},
+                                                              {"M", 1e6L},
+                                                              {"G", 1e9L},
+                                                              {"T", 1e12L},
+                                                              {"P", 1e15L},
+                                                              {"E", 1e18L},
+                                                              {"Ki", 1024.0L},
+                                                              {"Mi", 1048576.0L},
+                                                              {"Gi", 1073741824.0L},
+                                                              {"Ti", 1099511627776.0L},
+                                                              {"Pi", 1125899906842624.0L},
+                                                              {"Ei", 1152921504606846976.0L}};
+  // The suffix is what follows the number; an exponent ("e3") is part of strtold's number.
+  char* end = nullptr;
+  const long double number = std::strtold(q.c_str(), &end);
+  split = static_cast<std::size_t>(end - q.c_str());
+  const auto it = suffixes.find(q.substr(split));
+  if (it == suffixes.end()) {
+    return std::nullopt;
+  }
+  return number * it->second;
+}
+
+bool contains(const Json& live, const Json& desired) {
+  return find(live, desired, "", "", "").empty();
+}
+
+std::string firstDifference(const Json& live, const Json& desired) {
+  return find(live, desired, "", "", "");
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,119 @@
+#include <csiop/controller/decisions.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include <csiop/controller/compare.hpp>
+#include <csiop/render/render.hpp>
+
+namespace csiop::controller {
+namespace {
+
+std::string stringAt(const Json& j, const Json::json_pointer& p) {
+  return j.contains(p) && j[p].is_string() ? j[p].get<std::string>() : std::string();
+}
+
+// Deletion rank: lower goes first.
+int deletionRank(const std::string& kind) {
+  static const std::vector<std::string> order = {
+      "Deployment", "StatefulSet",        "DaemonSet",   "StorageClass",  "RoleBinding",
+      "Role",       "ClusterRoleBinding", "ClusterRole", "ServiceAccount"};
+  const auto it = std::find(order.begin(), order.end(), kind);
+  if (kind == "CSIDriver") {
+    return 100;
+  }
+  return it == order.end() ? 50 : static_cast<int>(it - order.begin());
+}
+
+} // namespace
+
+std::string ObjectKey::str() const {
+  return kind + " " + (namespace_.empty() ? name : namespace_ + "/" + name);
+}
+
+ObjectKey keyOf(const Json& o) {
+  const std::string apiVersion = stringAt(o, "/apiVersion"_json_pointer);
+  const auto slash = apiVersion.find('/');
+  return {slash == std::string::npos ? "" : apiVersion.substr(0, slash),
+          stringAt(o, "/kind"_json_pointer), stringAt(o, "/metadata/namespace"_json_pointer),
+          stringAt(o, "/metadata/name"_json_pointer)};
+}
+
+bool ownedBy(const Json& o, const std::string& ownerUid) {
+  if (ownerUid.empty() || !o.contains("metadata")) {
+    return false;
+  }
+  const Json& meta = o["metadata"];
+  if (meta.contains("ownerReferences") && meta["ownerReferences"].is_array()) {
+    for (const auto& ref : meta["ownerReferences"]) {
+      if (ref.is_object() && ref.value("uid", Json()) == ownerUid) {
+        return true;
+      }
+    }
+  }
+  return meta.contains("annotations") && meta["annotations"].is_object() &&
+         meta["annotations"].value(render::kOwnerUidAnnotation, Json()) == ownerUid;
+}
+
+CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const std::string& uid) {
+  using A = CSIDriverDecision::Action;
+  if (live == nullptr) {
+    return {A::Create, {}};
+  }
+  if (!ownedBy(*live, uid)) {
+    const Json& meta = (*live)["metadata"];
+    const std::string owner =
+        meta.contains("labels") && meta["labels"].contains(render::kOwnerLabel)
+            ? "DriverDeployment \"" + meta["labels"][render::kOwnerLabel].get<std::string>() + "\""
+            : "a CSIDriver object not managed by csi-operator";
+    return {A::Conflict, owner};
+  }
+  const Json& have = live->value("spec", Json::object());
+  const Json& want = desired["spec"];
+  std::string changed;
+  // Server defaults of the immutable fields, for objects created without them.
+  const Json attachHave = have.value("attachRequired", Json(true));
+  const Json modesHave = have.value("volumeLifecycleModes", Json::array({"Persistent"}));
+  if (want.contains("attachRequired") && want["attachRequired"] != attachHave) {
+    changed = "attachRequired";
+  }
+  if (want.contains("volumeLifecycleModes")) {
+    std::set<std::string> a(modesHave.begin(), modesHave.end());
+    std::set<std::string> b(want["volumeLifecycleModes"].begin(),
+                            want["volumeLifecycleModes"].end());
+    if (a != b) {
+      changed += (changed.empty() ? "" : " and ") + std::string("volumeLifecycleModes");
+    }
+  }
+  if (!changed.empty()) {
+    return {A::Recreate, changed};
+  }
+  return {contains(*live, desired) ? A::Keep : A::Apply, {}};
+}
+
+std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>& desired,
+                          const std::string& ownerUid) {
+  std::set<ObjectKey> wanted;
+  for (const auto& d : desired) {
+    wanted.insert(keyOf(d));
+  }
+  std::vector<Json> out;
+  for (const auto& l : live) {
+    const ObjectKey k = keyOf(l);
+    if (k.kind == "Namespace" || wanted.contains(k) || !ownedBy(l, ownerUid)) {
+      continue;
+    }
+    out.push_back(l);
+  }
+  sortForDeletion(out);
+  return out;
+}
+
+void sortForDeletion(std::vector<Json>& objects) {
+  std::stable_sort(objects.begin(), objects.end(), [](const Json& a, const Json& b) {
+    return deletionRank(stringAt(a, "/kind"_json_pointer)) <
+           deletionRank(stringAt(b, "/kind"_json_pointer));
+  });
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include <csiop/controller/decisions.hpp>
+
+namespace csiop::controller {
+namespace {
+
+using A = CSIDriverDecision::Action;
+
+Json j(const char* text) {
+  return Json::parse(text);
+}
+
+const Json kDesired = j(R"({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+  "metadata": {"name": "d.example.com", "annotations": {"csiop.dev/owner-uid": "u1"}},
+  "spec": {"attachRequired": false, "podInfoOnMount": true, "volumeLifecycleModes": ["Persistent", "Ephemeral"]}})");
+
+Json live(const char* spec, const char* uid = "u1") {
+  Json l = j(
+      R"({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "d.example.com",
+    "labels": {"csiop.dev/driverdeployment": "first"}}})");
+  if (uid != nullptr) {
+    l["metadata"]["annotations"] = {{"csiop.dev/owner-uid", uid}};
+  }
+  l["spec"] = Json::parse(spec);
+  return l;
+}
+
+TEST(CSIDriverDecision, CreatesWhenAbsent) {
+  EXPECT_EQ(decideCSIDriver(nullptr, kDesired, "u1").action, A::Create);
+}
+
+TEST(CSIDriverDecision, KeepsWhenOursAndEqualApartFromServerDefaults) {
+  const Json l = live(
+      R"({"attachRequired": false, "podInfoOnMount": true, "fsGroupPolicy": "ReadWriteOnceWithFSType",
+    "volumeLifecycleModes": ["Ephemeral", "Persistent"], "requiresRepublish": false})");
+  // The modes in another order are the same set: no recreate, but an apply
+  // restores the order the operator writes.
+  EXPECT_EQ(decideCSIDriver(&l, kDesired, "u1").action, A::Apply);
+  const Json same = live(
+      R"({"attachRequired": false, "podInfoOnMount": true, "volumeLifecycleModes": ["Persistent", "Ephemeral"]})");
+  EXPECT_EQ(decideCSIDriver(&same, kDesired, "u1").action, A::Keep);
+}
+
+TEST(CSIDriverDecision, AppliesMutableChanges) {
+  const Json l = live(
+      R"({"attachRequired": false, "podInfoOnMount": false, "volumeLifecycleModes": ["Persistent", "Ephemeral"]})");
+  EXPECT_EQ(decideCSIDriver(&l, kDesired, "u1").action, A::Apply);
+}
+
+TEST(CSIDriverDecision, RecreatesOnImmutableChanges) {
+  Json l = live(
+      R"({"attachRequired": true, "podInfoOnMount": true, "volumeLifecycleModes": ["Persistent", "Ephemeral"]})");
+  auto d = decideCSIDriver(&l, kDesired, "u1");
+  EXPECT_EQ(d.action, A::Recreate);
+  EXPECT_EQ(d.detail, "attachRequired");
+  // A CSIDriver created without the field has the server default (true).
+  l = live(R"({"podInfoOnMount": true})");
+  d = decideCSIDriver(&l, kDesired, "u1");
+  EXPECT_EQ(d.action, A::Recreate);
+  EXPECT_EQ(d.detail, "attachRequired and volumeLifecycleModes");
+}
+
+TEST(CSIDriverDecision, ConflictWhenOwnedByAnotherOrByNobody) {
+  Json l = live(R"({"attachRequired": false})", "u2");
+  auto d = decideCSIDriver(&l, kDesired, "u1");
+  EXPECT_EQ(d.action, A::Conflict);
+  EXPECT_EQ(d.detail, "DriverDeployment \"first\"");
+  l = live(R"({"attachRequired": false})", nullptr);
+  l["metadata"].erase("labels");
+  d = decideCSIDriver(&l, kDesired, "u1");
+  EXPECT_EQ(d.action, A::Conflict);
+  EXPECT_EQ(d.detail, "a CSIDriver object not managed by csi-operator");
+  // A copied label is not ownership.
+  l = live(R"({"attachRequired": false})", nullptr);
+  EXPECT_EQ(decideCSIDriver(&l, kDesired, "u1").action, A::Conflict);
+}
+
+Json obj(const char* apiVersion, const char* kind, const char* ns, const char* name,
+         const char* ownerUid) {
+  Json o = {{"apiVersion", apiVersion}, {"kind", kind}, {"metadata", {{"name", name}}}};
+  if (*ns) {
+    o["metadata"]["namespace"] = ns;
+  }
+  if (ownerUid) {
+    o["metadata"]["ownerReferences"] =
+        Json::array({{{"uid", ownerUid}, {"kind", "DriverDeployment"}}});
+  }
+  return o;
+}
+
+TEST(Prune, OnlyOwnedObjectsTheSpecNoLongerWants) {
+  const std::vector<Json> desired = {
+      obj("apps/v1", "DaemonSet", "ns", "x-node", "u1"),
+      obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "keep", "u1")};
+  const std::vector<Json> live = {
+      obj("apps/v1", "DaemonSet", "ns", "x-node", "u1"),                      // wanted
+      obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "keep", "u1"),   // wanted
+      obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "old", "u1"),    // prune
+      obj("apps/v1", "Deployment", "ns", "x-controller", "u1"),               // prune, first
+      obj("storage.k8s.io/v1", "StorageClass", "", "foreign", "u2"),          // not ours
+      obj("storage.k8s.io/v1", "StorageClass", "", "labelled-only", nullptr), // not ours
+      obj("v1", "Namespace", "", "ns", "u1"),                                 // never
+  };
+  std::vector<std::string> names;
+  for (const auto& o : toPrune(live, desired, "u1")) {
+    names.push_back(keyOf(o).str());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"Deployment ns/x-controller", "ClusterRole old"}));
+}
+
+TEST(Prune, CSIDriverGoesLast) {
+  std::vector<Json> all = {obj("storage.k8s.io/v1", "CSIDriver", "", "d", "u1"),
+                           obj("v1", "ServiceAccount", "ns", "sa", "u1"),
+                           obj("apps/v1", "DaemonSet", "ns", "ds", "u1")};
+  sortForDeletion(all);
+  EXPECT_EQ(keyOf(all.front()).kind, "DaemonSet");
+  EXPECT_EQ(keyOf(all.back()).kind, "CSIDriver");
+}
+
+TEST(Ownership, AnnotationOrOwnerReference) {
+  EXPECT_TRUE(ownedBy(obj("v1", "ServiceAccount", "n", "a", "u1"), "u1"));
+  EXPECT_FALSE(ownedBy(obj("v1", "ServiceAccount", "n", "a", "u1"), "u2"));
+  EXPECT_FALSE(ownedBy(obj("v1", "ServiceAccount", "n", "a", "u1"), ""));
+  EXPECT_TRUE(ownedBy(live("{}"), "u1"));
+}
+
+} // namespace
+} // namespace csiop::controller
