@@ -6,30 +6,10 @@
 #include <optional>
 
 #include <csiop/api/formats.hpp>
+#include <csiop/render/merge_keys.hpp>
 
 namespace csiop::controller {
 namespace {
-
-// patchMergeKey of list fields in the objects the operator renders.
-const char* mergeKey(const std::string& field) {
-  static const std::map<std::string, const char*> keys = {
-      {"containers", "name"},
-      {"initContainers", "name"},
-      {"ephemeralContainers", "name"},
-      {"volumes", "name"},
-      {"env", "name"},
-      {"volumeMounts", "mountPath"},
-      {"volumeDevices", "devicePath"},
-      {"ports", "containerPort"},
-      {"imagePullSecrets", "name"},
-      {"hostAliases", "ip"},
-      {"topologySpreadConstraints", "topologyKey"},
-      {"ownerReferences", "uid"},
-      {"tokenRequests", "audience"},
-  };
-  const auto it = keys.find(field);
-  return it == keys.end() ? nullptr : it->second;
-}
 
 bool isQuantityField(const std::string& parent) {
   return parent == "limits" || parent == "requests";
@@ -40,7 +20,7 @@ std::string find(const Json& live, const Json& desired, const std::string& field
 
 std::string findInList(const Json& live, const Json& desired, const std::string& field,
                        const std::string& path) {
-  if (const char* key = mergeKey(field)) {
+  if (const char* key = render::listMergeKey(field)) {
     for (std::size_t i = 0; i < desired.size(); ++i) {
       const Json& want = desired[i];
       const std::string itemPath = path + "[" + std::to_string(i) + "]";

@@ -1,6 +1,6 @@
 #include "patch.hpp"
 
-#include <map>
+#include <csiop/render/merge_keys.hpp>
 
 #include <csiop/api/json_access.hpp>
 #include <string>
@@ -9,26 +9,6 @@ namespace csiop::render {
 namespace {
 
 using api::Json;
-
-// patchMergeKey of the PodTemplateSpec list fields (k8s.io/api/core/v1).
-const char* mergeKey(const std::string& field) {
-  static const std::map<std::string, const char*> keys = {
-      {"containers", "name"},
-      {"initContainers", "name"},
-      {"ephemeralContainers", "name"},
-      {"volumes", "name"},
-      {"env", "name"},
-      {"volumeMounts", "mountPath"},
-      {"volumeDevices", "devicePath"},
-      {"ports", "containerPort"},
-      {"imagePullSecrets", "name"},
-      {"hostAliases", "ip"},
-      {"topologySpreadConstraints", "topologyKey"},
-      {"resourceClaims", "name"},
-  };
-  const auto it = keys.find(field);
-  return it == keys.end() ? nullptr : it->second;
-}
 
 Json withoutDirectives(const Json& v) {
   if (v.is_object()) {
@@ -83,7 +63,7 @@ Json mergeValue(const std::string& field, Json base, const Json& patch) {
     return strategicMerge(std::move(base), patch);
   }
   if (base.is_array() && patch.is_array()) {
-    if (const char* key = mergeKey(field)) {
+    if (const char* key = listMergeKey(field)) {
       return mergeList(std::move(base), patch, key);
     }
   }
