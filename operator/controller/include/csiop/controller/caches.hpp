@@ -1,0 +1,30 @@
+// The informer caches the reconciler reads: every DriverDeployment, every
+// CSIDriver (foreign ones decide name conflicts), every CSINode (registration),
+// every Namespace (created if missing, never owned), and the children of each
+// kind, selected by the owner label.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <csiop/controller/informer.hpp>
+
+namespace csiop::controller {
+
+struct Caches {
+  explicit Caches(kube::Client& client);
+
+  Informer driverDeployments;
+  Informer csiDrivers;
+  Informer csiNodes;
+  Informer namespaces;
+  std::vector<std::unique_ptr<Informer>> children; // one per child kind
+
+  // The cache of a child kind ("DaemonSet"), or nullptr.
+  Informer* child(const std::string& kind);
+  std::vector<Informer*> all();
+  bool synced();
+};
+
+} // namespace csiop::controller

@@ -1,0 +1,76 @@
+// A list+watch cache of one resource, as client-go's informer: list, then
+// watch from the list's resourceVersion; resume a closed or broken watch from
+// the last resourceVersion seen (bookmarks included); relist when the server
+// says the version is gone (410). Every change, including the ones a relist
+// discovers, reaches the handler, so no event is lost across expiry.
+//
+// Single-threaded: run() and every accessor on the client's executor.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <csiop/kube/client.hpp>
+
+namespace csiop::controller {
+
+using api::Json;
+
+class Informer {
+public:
+  // old: nullptr for an addition; updated: nullptr for a deletion.
+  using Handler = std::function<void(const Json* old, const Json* updated)>;
+
+  Informer(kube::Client& client, kube::ResourceRef ref, std::string labelSelector = {});
+  ~Informer();
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  void onChange(Handler handler) { handlers_.push_back(std::move(handler)); }
+
+  // Runs until stop(). Errors are retried with backoff (200 ms doubling to 30 s).
+  boost::asio::awaitable<void> run();
+  void stop();
+
+  // The first list has completed (and every later relist replaced the store).
+  bool synced() const { return synced_; }
+  const kube::ResourceRef& resource() const { return ref_; }
+
+  // The cached object, or nullptr. ns "" for cluster-scoped resources.
+  const Json* get(const std::string& ns, const std::string& name) const;
+  std::vector<const Json*> list() const;
+  std::size_t size() const { return store_.size(); }
+
+  // Counters for tests and metrics.
+  std::size_t relists() const { return relists_; }
+  std::size_t watchesStarted() const { return watches_; }
+
+private:
+  static std::string keyOf(const Json& object);
+  void replaceAll(std::vector<Json> items);
+  void applyEvent(const kube::WatchEvent& event);
+  void notify(const Json* old, const Json* updated);
+  boost::asio::awaitable<void> sleep(std::chrono::milliseconds delay);
+
+  kube::Client& client_;
+  kube::ResourceRef ref_;
+  std::string labelSelector_;
+  std::vector<Handler> handlers_;
+  std::map<std::string, Json> store_;
+  bool synced_ = false;
+  bool stopped_ = false;
+  kube::Watch* watch_ = nullptr;
+  std::unique_ptr<boost::asio::steady_timer> timer_;
+  std::size_t relists_ = 0;
+  std::size_t watches_ = 0;
+};
+
+} // namespace csiop::controller

@@ -1,0 +1,215 @@
+#include <csiop/controller/informer.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+namespace csiop::controller {
+namespace {
+
+namespace asio = boost::asio;
+
+std::chrono::milliseconds nextBackoff(std::chrono::milliseconds current) {
+  return std::min(current * 2, std::chrono::milliseconds(30'000));
+}
+
+// Watches end on the server's side after a jittered 5..10 minutes, like
+// client-go's reflector, so connections are recycled across apiserver restarts
+// and load balancers.
+int watchTimeoutSeconds() {
+  static std::minstd_rand rng{std::random_device{}()};
+  return 300 + static_cast<int>(rng() % 300);
+}
+
+} // namespace
+
+Informer::Informer(kube::Client& client, kube::ResourceRef ref, std::string labelSelector)
+    : client_(client), ref_(std::move(ref)), labelSelector_(std::move(labelSelector)),
+      timer_(std::make_unique<asio::steady_timer>(client.executor())) {}
+
+Informer::~Informer() = default;
+
+std::string Informer::keyOf(const Json& object) {
+  const Json& meta = object.value("metadata", Json::object());
+  const std::string ns = meta.value("namespace", std::string());
+  const std::string name = meta.value("name", std::string());
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+const Json* Informer::get(const std::string& ns, const std::string& name) const {
+  const auto it = store_.find(ns.empty() ? name : ns + "/" + name);
+  return it == store_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Json*> Informer::list() const {
+  std::vector<const Json*> out;
+  out.reserve(store_.size());
+  for (const auto& [k, v] : store_) {
+    out.push_back(&v);
+  }
+  return out;
+}
+
+void Informer::notify(const Json* old, const Json* updated) {
+  for (const auto& h : handlers_) {
+    h(old, updated);
+  }
+}
+
+void Informer::replaceAll(std::vector<Json> items) {
+  std::map<std::string, Json> fresh;
+  for (auto& item : items) {
+    // List items carry no apiVersion/kind; keep objects self-describing.
+    item["apiVersion"] = ref_.apiVersion();
+    item["kind"] = ref_.kind;
+    fresh.emplace(keyOf(item), std::move(item));
+  }
+  std::map<std::string, Json> old = std::move(store_);
+  store_ = std::move(fresh);
+  for (const auto& [key, object] : old) {
+    if (!store_.contains(key)) {
+      notify(&object, nullptr);
+    }
+  }
+  for (const auto& [key, object] : store_) {
+    const auto it = old.find(key);
+    if (it == old.end()) {
+      notify(nullptr, &object);
+    } else if (it->second.value("metadata", Json::object()).value("resourceVersion", Json()) !=
+               object["metadata"].value("resourceVersion", Json())) {
+      notify(&it->second, &object);
+    }
+  }
+}
+
+void Informer::applyEvent(const kube::WatchEvent& event) {
+  using T = kube::WatchEventType;
+  if (event.type == T::Bookmark || event.type == T::Error) {
+    return;
+  }
+  Json object = event.object;
+  object["apiVersion"] = ref_.apiVersion();
+  object["kind"] = ref_.kind;
+  const std::string key = keyOf(object);
+  const auto it = store_.find(key);
+  if (event.type == T::Deleted) {
+    if (it != store_.end()) {
+      const Json old = std::move(it->second);
+      store_.erase(it);
+      notify(&old, nullptr);
+    }
+    return;
+  }
+  if (it == store_.end()) {
+    const auto [inserted, ok] = store_.emplace(key, std::move(object));
+    notify(nullptr, &inserted->second);
+  } else {
+    const Json old = std::exchange(it->second, std::move(object));
+    notify(&old, &it->second);
+  }
+}
+
+asio::awaitable<void> Informer::sleep(std::chrono::milliseconds delay) {
+  timer_->expires_after(delay);
+  boost::system::error_code ec;
+  co_await timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+asio::awaitable<void> Informer::run() {
+  std::chrono::milliseconds backoff{200};
+  // co_await is not allowed in a handler: failures set `wait` and sleep after.
+  const auto failed = [&](const char* what, const std::exception& e) {
+    spdlog::warn("{} {}: {}; retrying in {} ms", what, ref_.resource, e.what(), backoff.count());
+  };
+  while (!stopped_) {
+    std::string resourceVersion;
+    bool listed = false;
+    try {
+      auto result = co_await client_.listAll(ref_, "", {.labelSelector = labelSelector_});
+      if (stopped_) {
+        break;
+      }
+      ++relists_;
+      resourceVersion = result.resourceVersion;
+      replaceAll(std::move(result.items));
+      synced_ = true;
+      listed = true;
+      backoff = std::chrono::milliseconds(200);
+    } catch (const kube::ApiError& e) {
+      failed("list", e);
+    } catch (const kube::TransportError& e) {
+      failed("list", e);
+    }
+    if (!listed) {
+      co_await sleep(backoff);
+      backoff = nextBackoff(backoff);
+      continue;
+    }
+    // Watch from the list's version until the server says it is gone.
+    bool relist = false;
+    while (!stopped_ && !relist) {
+      bool wait = false;
+      try {
+        auto w = co_await client_.watch(ref_, "",
+                                        {.resourceVersion = resourceVersion,
+                                         .labelSelector = labelSelector_,
+                                         .allowWatchBookmarks = true,
+                                         .timeoutSeconds = watchTimeoutSeconds()});
+        ++watches_;
+        watch_ = &w;
+        try {
+          while (auto event = co_await w.next()) {
+            applyEvent(*event);
+          }
+        } catch (const kube::TransportError& e) {
+          spdlog::info("watch {} broke: {}", ref_.resource, e.what());
+        }
+        watch_ = nullptr;
+        if (!w.resourceVersion().empty()) {
+          resourceVersion = w.resourceVersion();
+        }
+        const auto end = w.end();
+        if (end == kube::WatchEnd::Cancelled || stopped_) {
+          co_return;
+        }
+        if (end == kube::WatchEnd::Expired || end == kube::WatchEnd::Error) {
+          spdlog::info("watch {} from {}: {}; relisting", ref_.resource, resourceVersion,
+                       kube::toString(end));
+          relist = true;
+        } else if (end == kube::WatchEnd::Broken) {
+          wait = true;
+        } else {
+          backoff = std::chrono::milliseconds(200);
+        }
+      } catch (const kube::ApiError& e) {
+        watch_ = nullptr;
+        relist = true;
+        wait = !e.isGone();
+        if (wait) {
+          failed("watch", e);
+        }
+      } catch (const kube::TransportError& e) {
+        watch_ = nullptr;
+        wait = true;
+        failed("watch", e);
+      }
+      if (wait) {
+        co_await sleep(backoff);
+        backoff = nextBackoff(backoff);
+      }
+    }
+  }
+}
+
+void Informer::stop() {
+  stopped_ = true;
+  if (watch_ != nullptr) {
+    watch_->cancel();
+  }
+  timer_->cancel();
+}
+
+} // namespace csiop::controller

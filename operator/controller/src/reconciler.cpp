@@ -1,0 +1,457 @@
+#include <csiop/controller/reconciler.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include <csiop/api/codec.hpp>
+#include <csiop/api/defaults.hpp>
+#include <csiop/api/json_access.hpp>
+#include <csiop/api/load.hpp>
+#include <csiop/controller/compare.hpp>
+#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/status.hpp>
+#include <csiop/render/render.hpp>
+
+namespace csiop::controller {
+namespace {
+
+namespace asio = boost::asio;
+namespace r = kube::resources;
+using api::Json;
+using api::stringField;
+
+const kube::ResourceRef* refFor(const std::string& kind) {
+  static const std::vector<const kube::ResourceRef*> refs = {
+      &r::namespaces,   &r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings,
+      &r::roles,        &r::rolebindings,    &r::daemonsets,   &r::deployments,
+      &r::statefulsets, &r::storageclasses,  &r::csidrivers};
+  for (const auto* ref : refs) {
+    if (ref->kind == kind) {
+      return ref;
+    }
+  }
+  return nullptr;
+}
+
+std::string metaString(const Json& o, const char* field) {
+  return stringField(o.value("metadata", Json::object()), field);
+}
+
+std::string ownerLabel(const Json& o) {
+  const Json labels = o.value("metadata", Json::object()).value("labels", Json::object());
+  return stringField(labels, render::kOwnerLabel);
+}
+
+Observed::Workload workload(const Json& o, bool daemonSet) {
+  const Json status = o.value("status", Json::object());
+  const auto num = [&](const Json& j, const char* f) {
+    return j.contains(f) && j[f].is_number_integer() ? j[f].get<std::int32_t>() : 0;
+  };
+  Observed::Workload w;
+  const auto generation = o["metadata"].value("generation", Json(0));
+  w.observedCurrent = status.value("observedGeneration", Json(-1)) == generation;
+  if (daemonSet) {
+    w.desired = num(status, "desiredNumberScheduled");
+    w.updated = num(status, "updatedNumberScheduled");
+    w.ready = num(status, "numberReady");
+  } else {
+    w.desired = num(o.value("spec", Json::object()), "replicas");
+    w.updated = num(status, "updatedReplicas");
+    w.ready = num(status, "readyReplicas");
+  }
+  return w;
+}
+
+bool hasFinalizer(const Json& dd) {
+  const Json f = dd["metadata"].value("finalizers", Json::array());
+  return std::find(f.begin(), f.end(), Json(kFinalizer)) != f.end();
+}
+
+} // namespace
+
+Reconciler::Reconciler(kube::Client& client, Caches& caches, EventRecorder& events,
+                       std::function<std::string()> now)
+    : client_(client), caches_(caches), events_(events), now_(std::move(now)) {}
+
+const Json* Reconciler::live(const Json& desired) {
+  const ObjectKey k = keyOf(desired);
+  if (k.kind == "CSIDriver") {
+    return caches_.csiDrivers.get("", k.name);
+  }
+  Informer* cache = caches_.child(k.kind);
+  return cache == nullptr ? nullptr : cache->get(k.namespace_, k.name);
+}
+
+void Reconciler::remember(const Json& desired, const Json& result) {
+  applied_[keyOf(desired).str()] = {std::to_string(std::hash<std::string>{}(desired.dump())),
+                                    metaString(result, "resourceVersion")};
+}
+
+bool Reconciler::unchangedSinceApplied(const Json& desired, const Json& liveObject) const {
+  const auto it = applied_.find(keyOf(desired).str());
+  return it != applied_.end() &&
+         it->second.desiredHash == std::to_string(std::hash<std::string>{}(desired.dump())) &&
+         it->second.resourceVersion == metaString(liveObject, "resourceVersion");
+}
+
+std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::string& uid) {
+  std::vector<Json> out;
+  for (auto& cache : caches_.children) {
+    for (const Json* o : cache->list()) {
+      if (ownerLabel(*o) == name && ownedBy(*o, uid)) {
+        out.push_back(*o);
+      }
+    }
+  }
+  for (const Json* o : caches_.csiDrivers.list()) {
+    if (ownedBy(*o, uid)) {
+      out.push_back(*o);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Reconciler::ownersOf(const Json& object) {
+  const std::string kind = object.value("kind", std::string());
+  if (kind == "DriverDeployment") {
+    return {metaString(object, "name")};
+  }
+  if (const std::string owner = ownerLabel(object); !owner.empty() && kind != "CSIDriver") {
+    return {owner};
+  }
+  // A CSIDriver (ours or foreign) or a CSINode concerns the DriverDeployments of its driver(s).
+  std::set<std::string> drivers;
+  if (kind == "CSIDriver") {
+    drivers.insert(metaString(object, "name"));
+  } else if (kind == "CSINode") {
+    for (const auto& d : object.value("spec", Json::object()).value("drivers", Json::array())) {
+      drivers.insert(stringField(d, "name"));
+    }
+  }
+  std::vector<std::string> out;
+  for (const Json* dd : caches_.driverDeployments.list()) {
+    if (drivers.contains(stringField((*dd).value("spec", Json::object()), "driverName"))) {
+      out.push_back(metaString(*dd, "name"));
+    }
+  }
+  return out;
+}
+
+asio::awaitable<void> Reconciler::ensureFinalizer(const Json& dd) {
+  if (hasFinalizer(dd)) {
+    co_return;
+  }
+  const Json current = dd["metadata"].value("finalizers", Json::array());
+  Json with = current;
+  with.push_back(kFinalizer);
+  // test + replace: fails (and requeues) if someone changed the list meanwhile.
+  Json patch = Json::array();
+  if (dd["metadata"].contains("finalizers")) {
+    patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
+  }
+  patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", with}});
+  co_await client_.patch(r::driverdeployments, "", metaString(dd, "name"),
+                         kube::PatchType::JsonPatch, std::move(patch));
+}
+
+asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const std::string& uid) {
+  const ObjectKey k = keyOf(desired);
+  const kube::ResourceRef* ref = refFor(k.kind);
+  if (ref == nullptr) {
+    co_return k.str() + ": no resource for this kind";
+  }
+  const Json* l = live(desired);
+  std::string error;
+  bool recreate = false;
+  try {
+    if (l == nullptr) {
+      // Not in the cache: create, so an object of that name that is not ours
+      // (no owner label) makes this fail instead of being taken over.
+      Json created = co_await client_.create(*ref, desired);
+      remember(desired, created);
+      co_return "";
+    }
+    if (!ownedBy(*l, uid)) {
+      co_return k.str() + " carries the owner label but belongs to another owner; left untouched";
+    }
+    if (unchangedSinceApplied(desired, *l) || contains(*l, desired)) {
+      co_return "";
+    }
+    spdlog::info("applying {}: differs at {}", k.str(), firstDifference(*l, desired));
+    Json result = co_await client_.apply(*ref, desired);
+    remember(desired, result);
+    co_return "";
+  } catch (const kube::ApiError& e) {
+    if (e.isAlreadyExists()) {
+      error = k.str() + " already exists and is not managed by this DriverDeployment";
+    } else if (e.isInvalid() && k.kind == "StorageClass" && l != nullptr) {
+      recreate = true; // parameters, provisioner, reclaimPolicy, ... are immutable
+    } else {
+      error = k.str() + ": " + e.what();
+    }
+  } catch (const kube::TransportError& e) {
+    error = k.str() + ": " + e.what();
+  }
+  if (recreate) {
+    try {
+      co_await client_.remove(*ref, k.namespace_, k.name,
+                              {.preconditionUid = metaString(*l, "uid")});
+      Json created = co_await client_.create(*ref, desired);
+      remember(desired, created);
+      co_return "";
+    } catch (const std::exception& e) {
+      error = k.str() + " (recreating an immutable StorageClass): " + e.what();
+    }
+  }
+  co_return error;
+}
+
+asio::awaitable<void> Reconciler::writeStatus(const Json& dd,
+                                              const api::DriverDeploymentStatus& s) {
+  const Json status = api::encode(s);
+  if (dd.value("status", Json()) == status) {
+    co_return; // nothing changed: no write
+  }
+  Json body = dd;
+  body["status"] = status;
+  co_await client_.update(r::driverdeployments, std::move(body), {.subresource = "status"});
+}
+
+asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
+  const Json* cached = caches_.driverDeployments.get("", name);
+  if (cached == nullptr) {
+    co_return ReconcileResult{};
+  }
+  const Json dd = *cached; // the cache may change while this coroutine waits
+  const std::string uid = metaString(dd, "uid");
+  if (dd["metadata"].contains("deletionTimestamp")) {
+    co_return co_await finalize(dd);
+  }
+
+  api::Loaded loaded = api::loadDriverDeployment(dd, api::UnknownFields::Ignore);
+  const api::Decoded decoded = api::decode(dd);
+  const auto& previous = decoded.object.status;
+  Observed o;
+  o.generation = decoded.object.generation();
+  if (!loaded.ok()) {
+    // Validation the schema could not express; the webhook normally stops it earlier.
+    api::DriverDeploymentStatus s = previous.value_or(api::DriverDeploymentStatus{});
+    s.observedGeneration = o.generation;
+    std::vector<api::Condition> conditions = s.conditions.value_or(std::vector<api::Condition>{});
+    std::string message;
+    for (const auto& e : loaded.errors) {
+      message += (message.empty() ? "" : "; ") + e;
+    }
+    for (const auto& [type, status] :
+         {std::pair{condition::kReady, false}, std::pair{condition::kDegraded, true}}) {
+      api::Condition c{type,   status ? "True" : "False", o.generation, now_(), "InvalidSpec",
+                       message};
+      setCondition(conditions, std::move(c));
+    }
+    s.conditions = std::move(conditions);
+    co_await writeStatus(dd, s);
+    co_return ReconcileResult{};
+  }
+  const api::DriverDeployment& object = loaded.objects.front();
+  co_await ensureFinalizer(dd);
+
+  const std::vector<Json> objects = render::render(object, {.csiDriverV1 = csiDriverV1});
+  const auto driverIt = std::find_if(objects.begin(), objects.end(),
+                                     [](const Json& x) { return x["kind"] == "CSIDriver"; });
+  const Json& desiredDriver = *driverIt;
+  o.hasController = object.spec.controller.has_value();
+
+  // 1. The driver name: the CSIDriver object decides who owns it.
+  const Json* liveDriver = caches_.csiDrivers.get("", object.spec.driverName);
+  const CSIDriverDecision decision = decideCSIDriver(liveDriver, desiredDriver, uid);
+  using A = CSIDriverDecision::Action;
+  std::optional<ReconcileResult> early;
+  try {
+    switch (decision.action) {
+    case A::Conflict: {
+      o.conflictWith = decision.detail;
+      const auto* was = previous && previous->conditions
+                            ? findCondition(*previous->conditions, condition::kDriverNameConflict)
+                            : nullptr;
+      if (was == nullptr || was->status != "True") {
+        co_await events_.record(dd, true, "DriverNameConflict",
+                                "driver name " + object.spec.driverName + " is already used by " +
+                                    decision.detail);
+      }
+      co_await writeStatus(dd, computeStatus(o, previous, now_()));
+      co_return ReconcileResult{};
+    }
+    case A::Create: {
+      Json created = co_await client_.create(r::csidrivers, desiredDriver);
+      remember(desiredDriver, created);
+      break;
+    }
+    case A::Recreate: {
+      co_await client_.remove(r::csidrivers, "", object.spec.driverName,
+                              {.preconditionUid = metaString(*liveDriver, "uid")});
+      Json created = co_await client_.create(r::csidrivers, desiredDriver);
+      remember(desiredDriver, created);
+      o.csiDriverRecreated = "CSIDriver " + object.spec.driverName + " was recreated because " +
+                             decision.detail + " changed (immutable on a CSIDriver)";
+      co_await events_.record(dd, false, "CSIDriverRecreated", *o.csiDriverRecreated);
+      break;
+    }
+    case A::Apply: {
+      Json applied = co_await client_.apply(r::csidrivers, desiredDriver);
+      remember(desiredDriver, applied);
+      break;
+    }
+    case A::Keep:
+      break;
+    }
+  } catch (const kube::ApiError& e) {
+    if (e.isAlreadyExists() || e.isConflict() || e.isNotFound()) {
+      // Someone created or changed it between our read and write: decide again
+      // from the cache, which will show it.
+      early =
+          ReconcileResult{ReconcileResult::Outcome::Requeue, std::chrono::milliseconds(500), {}};
+    } else {
+      early = ReconcileResult{ReconcileResult::Outcome::Error, {}, e.what()};
+    }
+  }
+  if (early) {
+    co_return *early;
+  }
+
+  // 2. Every other child.
+  for (const Json& desired : objects) {
+    const std::string kind = desired["kind"];
+    if (kind == "CSIDriver") {
+      continue;
+    }
+    if (kind == "Namespace") {
+      if (caches_.namespaces.get("", metaString(desired, "name")) == nullptr) {
+        try {
+          co_await client_.create(r::namespaces, desired);
+        } catch (const kube::ApiError& e) {
+          if (!e.isAlreadyExists()) {
+            o.applyErrors.push_back("Namespace " + metaString(desired, "name") + ": " + e.what());
+          }
+        }
+      }
+      continue;
+    }
+    if (std::string error = co_await applyChild(desired, uid); !error.empty()) {
+      o.applyErrors.push_back(std::move(error));
+    }
+  }
+
+  // 3. Prune what the spec no longer wants.
+  for (const Json& gone : toPrune(ownedChildren(object.name(), uid), objects, uid)) {
+    const ObjectKey k = keyOf(gone);
+    try {
+      co_await client_.remove(*refFor(k.kind), k.namespace_, k.name,
+                              {.propagationPolicy = kube::Propagation::Background,
+                               .preconditionUid = metaString(gone, "uid")});
+      applied_.erase(k.str());
+      spdlog::info("pruned {} of DriverDeployment {}", k.str(), object.name());
+    } catch (const kube::ApiError& e) {
+      if (!e.isNotFound()) {
+        o.applyErrors.push_back("pruning " + k.str() + ": " + e.what());
+      }
+    }
+  }
+
+  // 4. Status.
+  const api::Effective e = api::resolve(object);
+  if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
+    o.nodes = workload(*ds, true);
+  }
+  if (e.controller) {
+    if (const Json* w =
+            caches_.child(e.controller->kind)->get(e.namespace_, e.name + "-controller")) {
+      o.controller = workload(*w, false);
+    }
+  }
+  for (const Json* node : caches_.csiNodes.list()) {
+    for (const auto& d : node->value("spec", Json::object()).value("drivers", Json::array())) {
+      if (stringField(d, "name") == object.spec.driverName) {
+        ++o.registered;
+        break;
+      }
+    }
+  }
+  co_await writeStatus(dd, computeStatus(o, previous, now_()));
+  if (!o.applyErrors.empty()) {
+    co_return ReconcileResult{ReconcileResult::Outcome::Error, {}, o.applyErrors.front()};
+  }
+  co_return ReconcileResult{};
+}
+
+asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
+  if (!hasFinalizer(dd)) {
+    co_return ReconcileResult{};
+  }
+  const std::string name = metaString(dd, "name");
+  const std::string uid = metaString(dd, "uid");
+  const std::string policy =
+      stringField(dd.value("spec", Json::object()), "deletionPolicy", "Delete");
+  std::vector<Json> children = ownedChildren(name, uid);
+  sortForDeletion(children);
+  if (policy == "Orphan") {
+    for (const Json& c : children) {
+      const ObjectKey k = keyOf(c);
+      // No owner reference (so the garbage collector keeps it), no owner marks.
+      Json patch = {{"metadata",
+                     {{"ownerReferences", nullptr},
+                      {"labels", {{render::kOwnerLabel, nullptr}}},
+                      {"annotations", {{render::kOwnerUidAnnotation, nullptr}}}}}};
+      try {
+        co_await client_.patch(*refFor(k.kind), k.namespace_, k.name, kube::PatchType::Merge,
+                               std::move(patch));
+      } catch (const kube::ApiError& e) {
+        if (!e.isNotFound()) {
+          throw;
+        }
+      }
+    }
+  } else {
+    // Everything else first, the CSIDriver once nothing else is left.
+    const bool onlyDriverLeft = std::all_of(children.begin(), children.end(), [](const Json& c) {
+      return c.value("kind", std::string()) == "CSIDriver";
+    });
+    for (const Json& c : children) {
+      const ObjectKey k = keyOf(c);
+      if (k.kind == "CSIDriver" && !onlyDriverLeft) {
+        continue;
+      }
+      try {
+        co_await client_.remove(*refFor(k.kind), k.namespace_, k.name,
+                                {.propagationPolicy = kube::Propagation::Background,
+                                 .preconditionUid = metaString(c, "uid")});
+      } catch (const kube::ApiError& e) {
+        if (!e.isNotFound()) {
+          throw;
+        }
+      }
+    }
+    if (!children.empty()) {
+      // Wait until the caches show them gone.
+      co_return ReconcileResult{
+          ReconcileResult::Outcome::Requeue, std::chrono::milliseconds(300), {}};
+    }
+  }
+  const Json current = dd["metadata"]["finalizers"];
+  Json without = Json::array();
+  for (const auto& f : current) {
+    if (f != kFinalizer) {
+      without.push_back(f);
+    }
+  }
+  Json patch = Json::array();
+  patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
+  patch.push_back({{"op", "replace"}, {"path", "/metadata/finalizers"}, {"value", without}});
+  co_await client_.patch(r::driverdeployments, "", name, kube::PatchType::JsonPatch,
+                         std::move(patch));
+  co_return ReconcileResult{};
+}
+
+} // namespace csiop::controller
