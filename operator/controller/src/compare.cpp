@@ -135,6 +135,33 @@ std::optional<long double> quantityValue(const std::string& q) {
   return number * it->second;
 }
 
+bool sameJson(const Json& a, const Json& b) {
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (const auto& [k, v] : a.items()) {
+      const auto it = b.find(k);
+      if (it == b.end() || !sameJson(v, *it)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!sameJson(a[i], b[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return a == b;
+}
+
 bool contains(const Json& live, const Json& desired) {
   return find(live, desired, "", "", "").empty();
 }

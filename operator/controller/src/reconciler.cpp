@@ -140,7 +140,7 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   return out;
 }
 
-asio::awaitable<void> Reconciler::ensureFinalizer(const Json& dd) {
+asio::awaitable<void> Reconciler::ensureFinalizer(Json& dd) {
   if (hasFinalizer(dd)) {
     co_return;
   }
@@ -153,8 +153,9 @@ asio::awaitable<void> Reconciler::ensureFinalizer(const Json& dd) {
     patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
   }
   patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", with}});
-  co_await client_.patch(r::driverdeployments, "", metaString(dd, "name"),
-                         kube::PatchType::JsonPatch, std::move(patch));
+  const Json updated = co_await client_.patch(r::driverdeployments, "", metaString(dd, "name"),
+                                              kube::PatchType::JsonPatch, std::move(patch));
+  dd["metadata"] = updated["metadata"];
 }
 
 asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const std::string& uid) {
@@ -212,7 +213,7 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
 asio::awaitable<void> Reconciler::writeStatus(const Json& dd,
                                               const api::DriverDeploymentStatus& s) {
   const Json status = api::encode(s);
-  if (dd.value("status", Json()) == status) {
+  if (sameJson(dd.value("status", Json()), status)) {
     co_return; // nothing changed: no write
   }
   Json body = dd;
@@ -225,7 +226,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   if (cached == nullptr) {
     co_return ReconcileResult{};
   }
-  const Json dd = *cached; // the cache may change while this coroutine waits
+  Json dd = *cached; // the cache may change while this coroutine waits
   const std::string uid = metaString(dd, "uid");
   if (dd["metadata"].contains("deletionTimestamp")) {
     co_return co_await finalize(dd);
@@ -379,7 +380,18 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       }
     }
   }
-  co_await writeStatus(dd, computeStatus(o, previous, now_()));
+  bool statusConflict = false;
+  try {
+    co_await writeStatus(dd, computeStatus(o, previous, now_()));
+  } catch (const kube::ApiError& err) {
+    if (!err.isConflict() && !err.isNotFound()) {
+      throw;
+    }
+    statusConflict = true; // the object changed meanwhile: its event queues us again
+  }
+  if (statusConflict) {
+    co_return ReconcileResult{ReconcileResult::Outcome::Requeue, std::chrono::milliseconds(200), {}};
+  }
   if (!o.applyErrors.empty()) {
     co_return ReconcileResult{ReconcileResult::Outcome::Error, {}, o.applyErrors.front()};
   }

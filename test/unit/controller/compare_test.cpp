@@ -66,6 +66,13 @@ TEST(Compare, MissingFieldsAndTypeChanges) {
   EXPECT_TRUE(contains(j(R"({"a": 1.0})"), j(R"({"a": 1})")));
 }
 
+TEST(Compare, SameJsonIgnoresKeyOrderOnly) {
+  EXPECT_TRUE(sameJson(j(R"({"a": 1, "b": {"c": [1, {"d": 2, "e": 3}]}})"),
+                       j(R"({"b": {"c": [1, {"e": 3, "d": 2}]}, "a": 1})")));
+  EXPECT_FALSE(sameJson(j(R"({"a": [1, 2]})"), j(R"({"a": [2, 1]})")));
+  EXPECT_FALSE(sameJson(j(R"({"a": 1})"), j(R"({"a": 1, "b": null})")));
+}
+
 TEST(Compare, QuantityValues) {
   EXPECT_NEAR(static_cast<double>(*quantityValue("100m")), 0.1, 1e-12);
   EXPECT_EQ(quantityValue("2Ki"), 2048.0L);

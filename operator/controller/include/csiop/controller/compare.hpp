@@ -25,6 +25,10 @@ bool contains(const Json& live, const Json& desired);
 // The first path at which `live` lacks `desired`, for logs ("" when contains()).
 std::string firstDifference(const Json& live, const Json& desired);
 
+// JSON equality regardless of object key order (the API server returns keys
+// sorted, the operator writes them in declaration order).
+bool sameJson(const Json& a, const Json& b);
+
 // Numeric value of a Kubernetes quantity ("100m", "1.5Gi", "2e3"); nullopt if malformed.
 std::optional<long double> quantityValue(const std::string& quantity);
 

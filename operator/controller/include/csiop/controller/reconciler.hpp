@@ -43,7 +43,8 @@ private:
   };
 
   boost::asio::awaitable<ReconcileResult> finalize(const api::Json& dd);
-  boost::asio::awaitable<void> ensureFinalizer(const api::Json& dd);
+  // Adds the finalizer if missing; `dd` then carries the new resourceVersion.
+  boost::asio::awaitable<void> ensureFinalizer(api::Json& dd);
   // Creates or applies one child; returns an error line, or "" on success.
   boost::asio::awaitable<std::string> applyChild(const api::Json& desired, const std::string& uid);
   boost::asio::awaitable<void> writeStatus(const api::Json& dd,

@@ -1,0 +1,29 @@
+// `csi-operator run`: wires the client, the caches, the work queue, the
+// reconciler, leader election, the probe/metrics server and signal handling
+// on one single-threaded io_context.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace csiop::controller {
+
+struct ManagerOptions {
+  std::string kubeconfig;                   // "" : $KUBECONFIG, in-cluster, ~/.kube/config
+  std::string context;                      // kubeconfig context, "" : current
+  bool leaderElect = false;
+  std::string leaderElectionNamespace;      // "" : the pod's namespace, else "default"
+  std::string leaderElectionId = "csi-operator";
+  std::string metricsBindAddress = ":8080"; // "0": off
+  std::string healthProbeBindAddress = ":8081";
+  int workers = 4;                          // reconciles in flight (different keys)
+  std::chrono::seconds resyncPeriod{600};
+  bool installCrds = true;
+};
+
+// Runs until SIGTERM/SIGINT (exit code 0) or a fatal error (1). Losing the
+// leader lease ends the process at once (exit code 1), as controller-runtime
+// does: a replica that stopped leading must not write again.
+int runManager(const ManagerOptions& options);
+
+} // namespace csiop::controller

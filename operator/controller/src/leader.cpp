@@ -1,0 +1,172 @@
+#include <csiop/controller/leader.hpp>
+
+#include <ctime>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csiop/api/json_access.hpp>
+
+namespace csiop::controller {
+namespace {
+
+namespace asio = boost::asio;
+using api::Json;
+
+} // namespace
+
+std::string microTimeNow() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                          now.time_since_epoch()) %
+                      std::chrono::seconds(1);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%06ldZ", static_cast<long>(micros.count()));
+  return buf;
+}
+
+LeaderElector::LeaderElector(kube::Client& client, LeaderElectionConfig config)
+    : client_(client), config_(std::move(config)),
+      timer_(std::make_unique<asio::steady_timer>(client.executor())) {}
+
+asio::awaitable<void> LeaderElector::sleep(std::chrono::milliseconds d) {
+  timer_->expires_after(d);
+  boost::system::error_code ec;
+  co_await timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
+  const auto& ref = kube::resources::leases;
+  const std::string now = microTimeNow();
+  const auto localNow = std::chrono::steady_clock::now();
+  Json lease;
+  try {
+    lease = co_await client_.get(ref, config_.namespace_, config_.name);
+  } catch (const kube::ApiError& e) {
+    if (!e.isNotFound()) {
+      spdlog::warn("leader election: reading lease {}/{}: {}", config_.namespace_, config_.name,
+                   e.what());
+      co_return false;
+    }
+  } catch (const kube::TransportError& e) {
+    spdlog::warn("leader election: {}", e.what());
+    co_return false;
+  }
+  Json spec = {{"holderIdentity", config_.identity},
+               {"leaseDurationSeconds", config_.leaseDuration.count()},
+               {"acquireTime", now},
+               {"renewTime", now},
+               {"leaseTransitions", 0}};
+  try {
+    if (lease.is_null()) {
+      Json created = {{"apiVersion", "coordination.k8s.io/v1"},
+                      {"kind", "Lease"},
+                      {"metadata", {{"name", config_.name}, {"namespace", config_.namespace_}}},
+                      {"spec", spec}};
+      co_await client_.create(ref, std::move(created));
+      observedHolder_ = config_.identity;
+      observedRenewTime_ = now;
+      observedAt_ = localNow;
+      co_return true;
+    }
+    const Json current = lease.value("spec", Json::object());
+    const std::string holder = api::stringField(current, "holderIdentity");
+    const std::string renewTime = api::stringField(current, "renewTime");
+    if (holder != observedHolder_ || renewTime != observedRenewTime_) {
+      observedHolder_ = holder;
+      observedRenewTime_ = renewTime;
+      observedAt_ = localNow;
+    }
+    const bool mine = holder == config_.identity;
+    const auto duration =
+        std::chrono::seconds(current.value("leaseDurationSeconds", Json(15)).get<std::int64_t>());
+    if (!mine && !holder.empty() && observedAt_ + duration > localNow) {
+      co_return false; // held by someone who renewed within the lease duration
+    }
+    std::int64_t transitions = current.value("leaseTransitions", Json(0)).get<std::int64_t>();
+    if (mine) {
+      spec["acquireTime"] = current.value("acquireTime", Json(now));
+      spec["leaseTransitions"] = transitions;
+    } else {
+      spec["leaseTransitions"] = transitions + 1;
+    }
+    lease["spec"] = spec;
+    // PUT with the resourceVersion we read: two contenders cannot both win.
+    co_await client_.update(ref, lease);
+    observedHolder_ = config_.identity;
+    observedRenewTime_ = now;
+    observedAt_ = localNow;
+    co_return true;
+  } catch (const kube::ApiError& e) {
+    if (!e.isConflict() && !e.isAlreadyExists()) {
+      spdlog::warn("leader election: {}", e.what());
+    }
+  } catch (const kube::TransportError& e) {
+    spdlog::warn("leader election: {}", e.what());
+  }
+  co_return false;
+}
+
+asio::awaitable<void> LeaderElector::run(std::function<void()> onStartedLeading,
+                                         std::function<void()> onStoppedLeading) {
+  const auto retry = std::chrono::duration_cast<std::chrono::milliseconds>(config_.retryPeriod);
+  while (!stopped_ && !(co_await tryAcquireOrRenew())) {
+    co_await sleep(retry);
+  }
+  if (stopped_) {
+    co_return;
+  }
+  leading_ = true;
+  spdlog::info("leader election: {} acquired lease {}/{}", config_.identity, config_.namespace_,
+               config_.name);
+  onStartedLeading();
+  auto lastRenew = std::chrono::steady_clock::now();
+  while (!stopped_) {
+    co_await sleep(retry);
+    if (stopped_) {
+      break;
+    }
+    if (co_await tryAcquireOrRenew()) {
+      lastRenew = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - lastRenew > config_.renewDeadline) {
+      break;
+    }
+  }
+  if (!stopped_) {
+    leading_ = false;
+    spdlog::error("leader election: lost lease {}/{}", config_.namespace_, config_.name);
+    onStoppedLeading();
+  }
+}
+
+asio::awaitable<void> LeaderElector::release() {
+  stop();
+  if (!leading_) {
+    co_return;
+  }
+  leading_ = false;
+  try {
+    Json lease = co_await client_.get(kube::resources::leases, config_.namespace_, config_.name);
+    if (api::stringField(lease.value("spec", Json::object()), "holderIdentity") ==
+        config_.identity) {
+      lease["spec"]["holderIdentity"] = "";
+      lease["spec"]["leaseDurationSeconds"] = 1;
+      lease["spec"]["renewTime"] = microTimeNow();
+      co_await client_.update(kube::resources::leases, lease);
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("leader election: releasing the lease: {}", e.what());
+  }
+}
+
+void LeaderElector::stop() {
+  stopped_ = true;
+  timer_->cancel();
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,276 @@
+#include <csiop/controller/manager.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csiop/api/yaml.hpp>
+#include <csiop/controller/caches.hpp>
+#include <csiop/controller/events.hpp>
+#include <csiop/controller/leader.hpp>
+#include <csiop/controller/reconciler.hpp>
+#include <csiop/crds.hpp>
+#include <csiop/runtime/http_server.hpp>
+#include <csiop/runtime/metrics.hpp>
+#include <csiop/runtime/probes.hpp>
+#include <csiop/runtime/resync.hpp>
+#include <csiop/runtime/signals.hpp>
+#include <csiop/runtime/workqueue.hpp>
+
+namespace csiop::controller {
+namespace {
+
+namespace asio = boost::asio;
+using api::Json;
+
+asio::awaitable<void> sleepFor(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  boost::system::error_code ec;
+  co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+// Installs or upgrades the operator's CRD (server-side apply) and waits until
+// the API server serves it.
+asio::awaitable<void> installCrds(kube::Client& client) {
+  for (Json crd : api::parseYaml(embedded::crdYaml())) {
+    const std::string name = crd["metadata"]["name"];
+    co_await client.apply(kube::resources::customresourcedefinitions, std::move(crd));
+    for (int i = 0; i < 300; ++i) {
+      const Json live =
+          co_await client.get(kube::resources::customresourcedefinitions, "", name);
+      bool established = false;
+      for (const auto& c : live.value("status", Json::object()).value("conditions", Json::array())) {
+        established |= c.value("type", "") == "Established" && c.value("status", "") == "True";
+      }
+      if (established) {
+        spdlog::info("CRD {} installed and established", name);
+        break;
+      }
+      co_await sleepFor(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+std::string podNamespace() {
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  std::getline(in, ns);
+  return ns.empty() ? "default" : ns;
+}
+
+std::string identity() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + "_" + std::to_string(getpid());
+}
+
+} // namespace
+
+int runManager(const ManagerOptions& options) {
+  asio::io_context io;
+  runtime::Registry registry;
+  runtime::OperatorMetrics metrics(registry);
+  std::unique_ptr<kube::Client> client;
+  try {
+    kube::ClientOptions clientOptions;
+    clientOptions.observer = [&metrics](std::string_view verb, std::string_view, int code,
+                                        std::chrono::nanoseconds) {
+      metrics.observeApiRequest(verb, code);
+    };
+    client = std::make_unique<kube::Client>(io.get_executor(),
+                                            kube::loadDefault(options.kubeconfig, options.context),
+                                            std::move(clientOptions));
+  } catch (const std::exception& e) {
+    spdlog::error("cannot configure the Kubernetes client: {}", e.what());
+    return 1;
+  }
+
+  Caches caches(*client);
+  EventRecorder events(*client, nowRfc3339);
+  Reconciler reconciler(*client, caches, events, nowRfc3339);
+  runtime::WorkQueue queue(io.get_executor());
+  for (Informer* informer : caches.all()) {
+    informer->onChange([&](const Json* old, const Json* updated) {
+      for (const Json* o : {old, updated}) {
+        if (o != nullptr) {
+          for (const auto& name : reconciler.ownersOf(*o)) {
+            queue.add(name);
+          }
+        }
+      }
+    });
+  }
+
+  runtime::HealthChecks healthz("healthz");
+  runtime::HealthChecks readyz("readyz");
+  readyz.add("informers", [&caches] {
+    return caches.synced() ? runtime::CheckResult::passed()
+                           : runtime::CheckResult::failed("caches not synced yet");
+  });
+  std::vector<std::unique_ptr<runtime::HttpServer>> servers;
+  try {
+    if (runtime::parseBindAddress(options.healthProbeBindAddress)) {
+      auto s = std::make_unique<runtime::HttpServer>(io.get_executor(),
+                                                     options.healthProbeBindAddress);
+      s->handle("/healthz", healthz.handler());
+      s->handle("/readyz", readyz.handler());
+      servers.push_back(std::move(s));
+    }
+    if (runtime::parseBindAddress(options.metricsBindAddress)) {
+      auto s = std::make_unique<runtime::HttpServer>(io.get_executor(), options.metricsBindAddress);
+      s->handle("/metrics", runtime::metricsHandler(registry));
+      servers.push_back(std::move(s));
+    }
+    for (auto& s : servers) {
+      s->start();
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("cannot serve probes/metrics: {}", e.what());
+    return 1;
+  }
+
+  LeaderElector elector(*client, {.namespace_ = options.leaderElectionNamespace.empty()
+                                                    ? podNamespace()
+                                                    : options.leaderElectionNamespace,
+                                  .name = options.leaderElectionId,
+                                  .identity = identity()});
+  runtime::PeriodicResync resync(io.get_executor(), runtime::steadyClock(), queue,
+                                 [&caches] {
+                                   std::vector<std::string> keys;
+                                   for (const Json* dd : caches.driverDeployments.list()) {
+                                     keys.push_back((*dd)["metadata"]["name"]);
+                                   }
+                                   return keys;
+                                 },
+                                 {.period = options.resyncPeriod});
+  int exitCode = 0;
+  bool stopping = false;
+  std::unique_ptr<runtime::SignalHandler> signals;
+
+  const auto shutdown = [&] {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
+    for (Informer* informer : caches.all()) {
+      informer->stop();
+    }
+    resync.stop();
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await queue.shutDownWithDrain();
+          co_await elector.release();
+          for (auto& s : servers) {
+            s->stop();
+          }
+          if (signals) {
+            signals->cancel();
+          }
+        },
+        asio::detached);
+  };
+  signals = std::make_unique<runtime::SignalHandler>(io.get_executor(), [&](int sig) {
+    spdlog::info("signal {}: draining", sig);
+    shutdown();
+  });
+
+  const auto worker = [&]() -> asio::awaitable<void> {
+    while (auto key = co_await queue.get()) {
+      const auto start = std::chrono::steady_clock::now();
+      ReconcileResult result;
+      try {
+        result = co_await reconciler.reconcile(*key);
+      } catch (const std::exception& e) {
+        result = {ReconcileResult::Outcome::Error, {}, e.what()};
+      }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      switch (result.outcome) {
+      case ReconcileResult::Outcome::Done:
+        queue.forget(*key);
+        metrics.observeReconcile(runtime::ReconcileResult::success, seconds);
+        break;
+      case ReconcileResult::Outcome::Requeue:
+        queue.forget(*key);
+        queue.addAfter(*key, result.after);
+        metrics.observeReconcile(runtime::ReconcileResult::requeue, seconds);
+        break;
+      case ReconcileResult::Outcome::Error:
+        spdlog::warn("reconcile {}: {}", *key, result.message);
+        queue.addRateLimited(*key);
+        metrics.observeReconcile(runtime::ReconcileResult::error, seconds);
+        break;
+      }
+      queue.done(*key);
+      metrics.workqueueDepth.set(static_cast<double>(queue.len()));
+      metrics.driverDeployments.set(static_cast<double>(caches.driverDeployments.size()));
+    }
+  };
+
+  const auto startControllers = [&]() -> asio::awaitable<void> {
+    for (Informer* informer : caches.all()) {
+      asio::co_spawn(io, informer->run(), asio::detached);
+    }
+    while (!caches.synced() && !stopping) {
+      co_await sleepFor(std::chrono::milliseconds(50));
+    }
+    spdlog::info("caches synced: {} DriverDeployments", caches.driverDeployments.size());
+    resync.start();
+    for (int i = 0; i < options.workers; ++i) {
+      asio::co_spawn(io, worker(), asio::detached);
+    }
+  };
+
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        try {
+          if (options.installCrds) {
+            co_await installCrds(*client);
+          }
+          reconciler.csiDriverV1 = co_await client->serves("storage.k8s.io", "v1", "csidrivers");
+          if (!reconciler.csiDriverV1) {
+            spdlog::error("this cluster does not serve storage.k8s.io/v1 CSIDriver");
+            exitCode = 1;
+            shutdown();
+            co_return;
+          }
+        } catch (const std::exception& e) {
+          spdlog::error("start-up: {}", e.what());
+          exitCode = 1;
+          shutdown();
+          co_return;
+        }
+        if (!options.leaderElect) {
+          metrics.leader.set(1);
+          co_await startControllers();
+          co_return;
+        }
+        co_await elector.run(
+            [&] {
+              metrics.leader.set(1);
+              asio::co_spawn(io, startControllers(), asio::detached);
+            },
+            [&] {
+              // Stop at once: nothing of this replica may write any more.
+              metrics.leader.set(0);
+              spdlog::error("leadership lost; exiting");
+              std::_Exit(1);
+            });
+      },
+      asio::detached);
+
+  io.run();
+  return exitCode;
+}
+
+} // namespace csiop::controller
