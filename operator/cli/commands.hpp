@@ -20,6 +20,7 @@ using Command = std::function<int(Streams&)>;
 Command addRender(CLI::App& app);
 Command addCrds(CLI::App& app);
 Command addVersion(CLI::App& app);
+Command addRun(CLI::App& app);
 
 // Parses argv and runs the chosen subcommand. Usage errors exit with 2.
 int run(int argc, const char* const* argv, Streams streams);

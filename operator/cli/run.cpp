@@ -14,6 +14,7 @@ int run(int argc, const char* const* argv, Streams streams) {
       {"render", addRender(app)},
       {"crds", addCrds(app)},
       {"version", addVersion(app)},
+      {"run", addRun(app)},
   };
   try {
     app.parse(argc, argv);

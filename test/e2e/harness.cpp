@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -278,6 +279,76 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   else if (WIFSIGNALED(status))
     r.exitCode = 128 + WTERMSIG(status);
   return r;
+}
+
+Background::Background(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                       const std::vector<std::pair<std::string, std::string>>& extraEnv)
+    : log_(log) {
+  if (argv.empty())
+    throw E2EError("Background: empty argv");
+  SpawnSetup setup;
+  posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&setup.actions, STDOUT_FILENO, STDERR_FILENO);
+  sigset_t defaults, mask;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigemptyset(&mask);
+  posix_spawnattr_setsigdefault(&setup.attr, &defaults);
+  posix_spawnattr_setsigmask(&setup.attr, &mask);
+  posix_spawnattr_setpgroup(&setup.attr, 0);
+  posix_spawnattr_setflags(&setup.attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  std::vector<std::string> args = argv;
+  std::vector<std::string> env = buildEnv(extraEnv);
+  auto cArgs = cStrings(args);
+  auto cEnv = cStrings(env);
+  pid_t pid = 0;
+  const int rc =
+      ::posix_spawnp(&pid, args[0].c_str(), &setup.actions, &setup.attr, cArgs.data(), cEnv.data());
+  if (rc != 0)
+    throw E2EError("cannot run " + args[0] + ": " + std::strerror(rc));
+  pid_ = pid;
+}
+
+Background::~Background() {
+  if (running()) {
+    ::kill(-pid_, SIGKILL);
+    wait(10s);
+  }
+}
+
+bool Background::running() {
+  if (exit_)
+    return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  return r == 0;
+}
+
+void Background::signal(int sig) {
+  if (running())
+    ::kill(-pid_, sig);
+}
+
+std::optional<int> Background::wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return std::nullopt;
+    std::this_thread::sleep_for(20ms);
+  }
+  return exit_;
+}
+
+std::string Background::log() const {
+  std::ifstream in(log_);
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 RunResult bash(const std::string& script, const RunOptions& options) {

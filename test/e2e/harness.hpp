@@ -104,6 +104,29 @@ bool waitFor(std::string_view description, std::chrono::milliseconds timeout,
              std::chrono::milliseconds interval = 500ms,
              std::source_location caller = std::source_location::current());
 
+// A long-running process (the operator under test): started in its own process group with
+// stdout and stderr appended to a log file; killed (SIGKILL to the group) when destroyed.
+class Background {
+public:
+  Background(const std::vector<std::string>& argv, const std::filesystem::path& log,
+             const std::vector<std::pair<std::string, std::string>>& env = {});
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+
+  int pid() const { return pid_; }
+  bool running();
+  void signal(int sig); // to the whole process group
+  // Waits for the exit; its code (128+N for signal N), or nullopt on timeout.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+  std::string log() const; // what it printed so far
+
+private:
+  int pid_ = -1;
+  std::optional<int> exit_;
+  std::filesystem::path log_;
+};
+
 // `csi-operator crds | kubectl apply --server-side -f -`, then waits until every CRD is
 // Established and served (kubectl get works). Idempotent; throws E2EError on failure.
 // The CRDs are removed after all e2e tests by the ctest test e2e.crd.cleanup.

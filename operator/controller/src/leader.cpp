@@ -19,9 +19,9 @@ using api::Json;
 std::string microTimeNow() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                          now.time_since_epoch()) %
-                      std::chrono::seconds(1);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()) %
+      std::chrono::seconds(1);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[40];

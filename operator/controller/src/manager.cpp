@@ -44,10 +44,10 @@ asio::awaitable<void> installCrds(kube::Client& client) {
     const std::string name = crd["metadata"]["name"];
     co_await client.apply(kube::resources::customresourcedefinitions, std::move(crd));
     for (int i = 0; i < 300; ++i) {
-      const Json live =
-          co_await client.get(kube::resources::customresourcedefinitions, "", name);
+      const Json live = co_await client.get(kube::resources::customresourcedefinitions, "", name);
       bool established = false;
-      for (const auto& c : live.value("status", Json::object()).value("conditions", Json::array())) {
+      for (const auto& c :
+           live.value("status", Json::object()).value("conditions", Json::array())) {
         established |= c.value("type", "") == "Established" && c.value("status", "") == "True";
       }
       if (established) {
@@ -118,8 +118,8 @@ int runManager(const ManagerOptions& options) {
   std::vector<std::unique_ptr<runtime::HttpServer>> servers;
   try {
     if (runtime::parseBindAddress(options.healthProbeBindAddress)) {
-      auto s = std::make_unique<runtime::HttpServer>(io.get_executor(),
-                                                     options.healthProbeBindAddress);
+      auto s =
+          std::make_unique<runtime::HttpServer>(io.get_executor(), options.healthProbeBindAddress);
       s->handle("/healthz", healthz.handler());
       s->handle("/readyz", readyz.handler());
       servers.push_back(std::move(s));

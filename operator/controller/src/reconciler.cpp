@@ -65,6 +65,18 @@ Observed::Workload workload(const Json& o, bool daemonSet) {
   return w;
 }
 
+// DeleteOptions hold string_views: the uid must outlive the request, so it is
+// passed as a named string (never a temporary inside a co_await expression,
+// which g++ 12 miscompiles).
+kube::DeleteOptions deleteOnly(const std::string& uid, bool background = false) {
+  kube::DeleteOptions o;
+  o.preconditionUid = uid;
+  if (background) {
+    o.propagationPolicy = kube::Propagation::Background;
+  }
+  return o;
+}
+
 bool hasFinalizer(const Json& dd) {
   const Json f = dd["metadata"].value("finalizers", Json::array());
   return std::find(f.begin(), f.end(), Json(kFinalizer)) != f.end();
@@ -165,30 +177,39 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
     co_return k.str() + ": no resource for this kind";
   }
   const Json* l = live(desired);
+  Json fetched;
   std::string error;
   bool recreate = false;
   try {
     if (l == nullptr) {
-      // Not in the cache: create, so an object of that name that is not ours
-      // (no owner label) makes this fail instead of being taken over.
-      Json created = co_await client_.create(*ref, desired);
-      remember(desired, created);
+      // Not in the (owner-labelled) cache: either absent, or just created and
+      // not seen yet, or someone else's object of that name.
+      try {
+        fetched = co_await client_.get(*ref, k.namespace_, k.name);
+        l = &fetched;
+      } catch (const kube::ApiError& e) {
+        if (!e.isNotFound()) {
+          throw;
+        }
+      }
+    }
+    if (l != nullptr && !ownedBy(*l, uid)) {
+      co_return k.str() + " already exists and is not managed by this DriverDeployment; " +
+          "left untouched";
+    }
+    if (l != nullptr && (unchangedSinceApplied(desired, *l) || contains(*l, desired))) {
       co_return "";
     }
-    if (!ownedBy(*l, uid)) {
-      co_return k.str() + " carries the owner label but belongs to another owner; left untouched";
+    if (l != nullptr) {
+      spdlog::info("applying {}: differs at {}", k.str(), firstDifference(*l, desired));
     }
-    if (unchangedSinceApplied(desired, *l) || contains(*l, desired)) {
-      co_return "";
-    }
-    spdlog::info("applying {}: differs at {}", k.str(), firstDifference(*l, desired));
+    // Server-side apply also creates: every field is then owned by the apply,
+    // so fields dropped from the spec later are removed by the next apply.
     Json result = co_await client_.apply(*ref, desired);
     remember(desired, result);
     co_return "";
   } catch (const kube::ApiError& e) {
-    if (e.isAlreadyExists()) {
-      error = k.str() + " already exists and is not managed by this DriverDeployment";
-    } else if (e.isInvalid() && k.kind == "StorageClass" && l != nullptr) {
+    if (e.isInvalid() && k.kind == "StorageClass" && l != nullptr) {
       recreate = true; // parameters, provisioner, reclaimPolicy, ... are immutable
     } else {
       error = k.str() + ": " + e.what();
@@ -198,9 +219,10 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
   }
   if (recreate) {
     try {
-      co_await client_.remove(*ref, k.namespace_, k.name,
-                              {.preconditionUid = metaString(*l, "uid")});
-      Json created = co_await client_.create(*ref, desired);
+      const std::string oldUid = metaString(*l, "uid");
+      const kube::DeleteOptions options = deleteOnly(oldUid);
+      co_await client_.remove(*ref, k.namespace_, k.name, options);
+      Json created = co_await client_.apply(*ref, desired);
       remember(desired, created);
       co_return "";
     } catch (const std::exception& e) {
@@ -208,6 +230,24 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
     }
   }
   co_return error;
+}
+
+asio::awaitable<void> Reconciler::claimCSIDriver(const Json& desired) {
+  // The claim is a create: of two DriverDeployments (or operators) racing for a
+  // name exactly one succeeds, and the other gets AlreadyExists. It carries
+  // only what identifies the owner and the immutable fields, under a field
+  // manager of its own; the apply that follows owns everything else, so later
+  // applies can drop fields.
+  Json claim = {{"apiVersion", desired["apiVersion"]},
+                {"kind", "CSIDriver"},
+                {"metadata", desired["metadata"]},
+                {"spec",
+                 {{"attachRequired", desired["spec"]["attachRequired"]},
+                  {"volumeLifecycleModes",
+                   desired["spec"].value("volumeLifecycleModes", Json::array({"Persistent"}))}}}};
+  co_await client_.create(r::csidrivers, std::move(claim), {.fieldManager = "csi-operator-claim"});
+  Json applied = co_await client_.apply(r::csidrivers, desired);
+  remember(desired, applied);
 }
 
 asio::awaitable<void> Reconciler::writeStatus(const Json& dd,
@@ -286,15 +326,14 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       co_return ReconcileResult{};
     }
     case A::Create: {
-      Json created = co_await client_.create(r::csidrivers, desiredDriver);
-      remember(desiredDriver, created);
+      co_await claimCSIDriver(desiredDriver);
       break;
     }
     case A::Recreate: {
-      co_await client_.remove(r::csidrivers, "", object.spec.driverName,
-                              {.preconditionUid = metaString(*liveDriver, "uid")});
-      Json created = co_await client_.create(r::csidrivers, desiredDriver);
-      remember(desiredDriver, created);
+      const std::string oldUid = metaString(*liveDriver, "uid");
+      const kube::DeleteOptions options = deleteOnly(oldUid);
+      co_await client_.remove(r::csidrivers, "", object.spec.driverName, options);
+      co_await claimCSIDriver(desiredDriver);
       o.csiDriverRecreated = "CSIDriver " + object.spec.driverName + " was recreated because " +
                              decision.detail + " changed (immutable on a CSIDriver)";
       co_await events_.record(dd, false, "CSIDriverRecreated", *o.csiDriverRecreated);
@@ -349,9 +388,9 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   for (const Json& gone : toPrune(ownedChildren(object.name(), uid), objects, uid)) {
     const ObjectKey k = keyOf(gone);
     try {
-      co_await client_.remove(*refFor(k.kind), k.namespace_, k.name,
-                              {.propagationPolicy = kube::Propagation::Background,
-                               .preconditionUid = metaString(gone, "uid")});
+      const std::string goneUid = metaString(gone, "uid");
+      const kube::DeleteOptions options = deleteOnly(goneUid, true);
+      co_await client_.remove(*refFor(k.kind), k.namespace_, k.name, options);
       applied_.erase(k.str());
       spdlog::info("pruned {} of DriverDeployment {}", k.str(), object.name());
     } catch (const kube::ApiError& e) {
@@ -390,7 +429,8 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     statusConflict = true; // the object changed meanwhile: its event queues us again
   }
   if (statusConflict) {
-    co_return ReconcileResult{ReconcileResult::Outcome::Requeue, std::chrono::milliseconds(200), {}};
+    co_return ReconcileResult{
+        ReconcileResult::Outcome::Requeue, std::chrono::milliseconds(200), {}};
   }
   if (!o.applyErrors.empty()) {
     co_return ReconcileResult{ReconcileResult::Outcome::Error, {}, o.applyErrors.front()};
@@ -435,10 +475,11 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
       if (k.kind == "CSIDriver" && !onlyDriverLeft) {
         continue;
       }
+      spdlog::info("deleting {} of DriverDeployment {}", k.str(), name);
       try {
-        co_await client_.remove(*refFor(k.kind), k.namespace_, k.name,
-                                {.propagationPolicy = kube::Propagation::Background,
-                                 .preconditionUid = metaString(c, "uid")});
+        const std::string childUid = metaString(c, "uid");
+        const kube::DeleteOptions options = deleteOnly(childUid, true);
+        co_await client_.remove(*refFor(k.kind), k.namespace_, k.name, options);
       } catch (const kube::ApiError& e) {
         if (!e.isNotFound()) {
           throw;

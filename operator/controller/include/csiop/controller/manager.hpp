@@ -9,14 +9,14 @@
 namespace csiop::controller {
 
 struct ManagerOptions {
-  std::string kubeconfig;                   // "" : $KUBECONFIG, in-cluster, ~/.kube/config
-  std::string context;                      // kubeconfig context, "" : current
+  std::string kubeconfig; // "" : $KUBECONFIG, in-cluster, ~/.kube/config
+  std::string context;    // kubeconfig context, "" : current
   bool leaderElect = false;
-  std::string leaderElectionNamespace;      // "" : the pod's namespace, else "default"
+  std::string leaderElectionNamespace; // "" : the pod's namespace, else "default"
   std::string leaderElectionId = "csi-operator";
   std::string metricsBindAddress = ":8080"; // "0": off
   std::string healthProbeBindAddress = ":8081";
-  int workers = 4;                          // reconciles in flight (different keys)
+  int workers = 4; // reconciles in flight (different keys)
   std::chrono::seconds resyncPeriod{600};
   bool installCrds = true;
 };

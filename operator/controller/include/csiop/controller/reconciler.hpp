@@ -47,6 +47,7 @@ private:
   boost::asio::awaitable<void> ensureFinalizer(api::Json& dd);
   // Creates or applies one child; returns an error line, or "" on success.
   boost::asio::awaitable<std::string> applyChild(const api::Json& desired, const std::string& uid);
+  boost::asio::awaitable<void> claimCSIDriver(const api::Json& desired);
   boost::asio::awaitable<void> writeStatus(const api::Json& dd,
                                            const api::DriverDeploymentStatus& s);
   std::vector<api::Json> ownedChildren(const std::string& name, const std::string& uid);

@@ -1,0 +1,207 @@
+// The operator's Kubernetes client: typed verbs over JSON objects.
+//
+//   boost::asio::io_context io;
+//   Client client(io.get_executor(), loadDefault());
+//   co_spawn(io, [&]() -> awaitable<void> {
+//     Json cm = co_await client.get(resources::configmaps, "ns", "name");
+//     co_await client.apply(resources::configmaps, desired);   // server-side apply
+//   }, detached);
+//
+// Every verb is an awaitable that throws ApiError (non-2xx answers) or TransportError (no
+// answer). Arguments are taken by value: the coroutine keeps its own copies, so temporaries
+// are safe. Write verbs read the namespace and name from the object's metadata.
+//
+// Options are aggregates of views and scalars, for designated initializers right in the call:
+//   auto page = co_await client.list(resources::pods, "ns", {.labelSelector = selector});
+// Their strings are std::string_view: what they view must outlive the co_await (temporaries
+// created in the co_await expression do). They are trivially copyable on purpose: GCC 12
+// destroys an aggregate temporary created inside a co_await expression twice, which corrupts
+// the heap when the aggregate owns memory (std::string members; also a defaulted `= {}`
+// argument). Keep any aggregate you pass into a co_await free of owning members, or name it
+// first. Json braced lists inside co_await do not compile with GCC 12 ("array used as
+// initializer"); build the object first.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <csiop/kube/config.hpp>
+#include <csiop/kube/errors.hpp>
+#include <csiop/kube/http.hpp>
+#include <csiop/kube/resource.hpp>
+#include <csiop/kube/watch.hpp>
+
+namespace csiop::kube {
+
+// Called after every API request (also failed ones): the verb ("get", "list", "create",
+// "apply", "patch", "update", "delete", "watch", "discovery", "version"), the resource
+// (plural, "" for non-resource requests), the HTTP code (0: no response, TransportError) and
+// how long it took (for a watch: until the response headers).
+using RequestObserver = std::function<void(std::string_view verb, std::string_view resource,
+                                           int httpCode, std::chrono::nanoseconds duration)>;
+
+struct ClientOptions {
+  std::string fieldManager = "csi-operator";
+  HttpOptions http = {};
+  RequestObserver observer = {};
+};
+
+struct GetOptions {
+  std::string_view resourceVersion = {}; // "" : most recent; "0": any (may be served from cache)
+  std::string_view subresource = {};     // e.g. "status", "scale"
+};
+
+struct ListOptions {
+  std::string_view labelSelector = {}; // e.g. "app=x,tier in (a,b)"
+  std::string_view fieldSelector = {}; // e.g. "metadata.name=x"
+  std::string_view resourceVersion = {};
+  std::string_view resourceVersionMatch = {}; // "", "NotOlderThan", "Exact"
+  std::int64_t limit = 0;                     // page size; 0: everything (list), 500 (listAll)
+  std::string_view continueToken = {};        // from the previous page
+};
+
+struct ListResult {
+  std::vector<Json> items = {};
+  std::string resourceVersion = {}; // of the list
+  std::string continueToken = {};   // "" on the last page
+  std::optional<std::int64_t> remainingItemCount = {};
+};
+
+struct CreateOptions {
+  bool dryRun = false;
+  std::string_view fieldManager = {};    // "" : the client's
+  std::string_view fieldValidation = {}; // "", "Ignore", "Warn", "Strict"
+};
+
+struct ApplyOptions {
+  bool dryRun = false;
+  bool force = true; // take over fields other managers own
+  std::string_view fieldManager = {};
+  std::string_view fieldValidation = {};
+  std::string_view subresource = {}; // e.g. "status"
+};
+
+enum class PatchType {
+  Merge,          // application/merge-patch+json (RFC 7386)
+  JsonPatch,      // application/json-patch+json (RFC 6902)
+  StrategicMerge, // application/strategic-merge-patch+json (built-in types only)
+};
+
+struct PatchOptions {
+  bool dryRun = false;
+  std::string_view fieldManager = {};
+  std::string_view fieldValidation = {};
+  std::string_view subresource = {};
+};
+
+struct UpdateOptions {
+  bool dryRun = false;
+  std::string_view fieldManager = {};
+  std::string_view fieldValidation = {};
+  std::string_view subresource = {}; // e.g. "status"
+};
+
+enum class Propagation { Default, Background, Foreground, Orphan };
+
+struct DeleteOptions {
+  bool dryRun = false;
+  Propagation propagationPolicy = Propagation::Default;
+  std::string_view preconditionUid = {};             // delete only this incarnation
+  std::string_view preconditionResourceVersion = {}; // delete only this version
+  std::optional<std::int64_t> gracePeriodSeconds = {};
+};
+
+// The GCC 12 rule above, enforced.
+static_assert(
+    std::is_trivially_copyable_v<GetOptions> && std::is_trivially_copyable_v<ListOptions> &&
+    std::is_trivially_copyable_v<CreateOptions> && std::is_trivially_copyable_v<ApplyOptions> &&
+    std::is_trivially_copyable_v<PatchOptions> && std::is_trivially_copyable_v<UpdateOptions> &&
+    std::is_trivially_copyable_v<DeleteOptions> && std::is_trivially_copyable_v<WatchOptions>);
+
+// One resource of a discovery document (GET /api/v1, /apis/<group>/<version>).
+struct ApiResource {
+  std::string name = {}; // "configmaps", "deployments/status"
+  std::string kind = {};
+  bool namespaced = false;
+  std::vector<std::string> verbs = {};
+};
+
+struct ApiResourceList {
+  std::string groupVersion = {};
+  std::vector<ApiResource> resources = {};
+  const ApiResource* find(std::string_view name) const;
+};
+
+struct VersionInfo {
+  std::string major = {};
+  std::string minor = {};
+  std::string gitVersion = {}; // "v1.36.4"
+  std::string gitCommit = {};
+  std::string platform = {};
+  Json raw = {};
+};
+
+class Client {
+public:
+  // Throws ConfigError if the configuration is unusable (server URL, PEM data).
+  Client(boost::asio::any_io_executor executor, Config config, ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // ns: "" for cluster-scoped resources (ignored for them).
+  boost::asio::awaitable<Json> get(ResourceRef ref, std::string ns, std::string name,
+                                   GetOptions options = {});
+  // One page. ns "" lists a namespaced resource across all namespaces.
+  boost::asio::awaitable<ListResult> list(ResourceRef ref, std::string ns,
+                                          ListOptions options = {});
+  // Every page (options.limit per page, 500 if 0), following continue tokens. If a continue
+  // token expires (410) the list starts over once without paging, as client-go's pager does.
+  boost::asio::awaitable<ListResult> listAll(ResourceRef ref, std::string ns,
+                                             ListOptions options = {});
+  boost::asio::awaitable<Json> create(ResourceRef ref, Json object, CreateOptions options = {});
+  // Server-side apply: PATCH application/apply-patch+yaml, fieldManager, force. apiVersion and
+  // kind are filled in from ref when the object lacks them.
+  boost::asio::awaitable<Json> apply(ResourceRef ref, Json object, ApplyOptions options = {});
+  boost::asio::awaitable<Json> patch(ResourceRef ref, std::string ns, std::string name,
+                                     PatchType type, Json patch, PatchOptions options = {});
+  // PUT; metadata.resourceVersion in the object makes it conditional (409 if stale).
+  boost::asio::awaitable<Json> update(ResourceRef ref, Json object, UpdateOptions options = {});
+  // DELETE; returns what the server returns (the object while finalizers run, or a Status).
+  boost::asio::awaitable<Json> remove(ResourceRef ref, std::string ns, std::string name,
+                                      DeleteOptions options = {});
+  boost::asio::awaitable<Watch> watch(ResourceRef ref, std::string ns, WatchOptions options = {});
+
+  // The resources a group version serves; std::nullopt if the group version is not served.
+  boost::asio::awaitable<std::optional<ApiResourceList>> discovery(std::string group,
+                                                                   std::string version);
+  boost::asio::awaitable<bool> serves(std::string group, std::string version, std::string resource);
+  boost::asio::awaitable<VersionInfo> version();
+
+  const Config& config() const;
+  const std::string& fieldManager() const { return options_.fieldManager; }
+  HttpClient& http() { return *http_; }
+  boost::asio::any_io_executor executor() const;
+
+private:
+  boost::asio::awaitable<Json> call(std::string_view verb, std::string_view resource,
+                                    HttpRequest request);
+  std::string_view manager(std::string_view requested) const;
+  void observe(std::string_view verb, std::string_view resource, int code,
+               std::chrono::steady_clock::time_point start) const;
+
+  ClientOptions options_;
+  std::unique_ptr<HttpClient> http_;
+};
+
+} // namespace csiop::kube

@@ -1,0 +1,332 @@
+// `csi-operator run` against the real control plane: the reconcile loop creates,
+// repairs, updates, prunes and deletes what a DriverDeployment asks for, and
+// tells the truth in its status.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <csignal>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include "harness.hpp"
+
+namespace csiop::e2e {
+namespace {
+
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// One operator for the whole suite, as a cluster would run it.
+class Operator : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    applyCrds();
+    metricsPort = freePort();
+    const int healthPort = freePort();
+    process = std::make_unique<Background>(
+        std::vector<std::string>{
+            operatorBinary().string(), "run", "--kubeconfig", cluster().kubeconfig.string(),
+            "--metrics-bind-address", "127.0.0.1:" + std::to_string(metricsPort),
+            "--health-probe-bind-address", "127.0.0.1:" + std::to_string(healthPort), "-v", "2"},
+        writeArtifact("operator.log", ""));
+    ASSERT_TRUE(waitFor("the operator is ready", 60s, [&](std::string& seen) {
+      const auto r =
+          run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(healthPort) + "/readyz"});
+      seen = r.out + r.err + process->log();
+      return r.ok();
+    }));
+  }
+  static void TearDownTestSuite() {
+    if (process) {
+      process->signal(SIGTERM);
+      const auto code = process->wait(30s);
+      EXPECT_EQ(code, 0) << "the operator did not drain and exit cleanly on SIGTERM\n"
+                         << process->log();
+      process.reset();
+    }
+  }
+  void TearDown() override {
+    if (HasFailure() && process) {
+      std::cerr << "operator log:\n" << process->log() << "\n";
+    }
+  }
+
+  static double mutatingRequests() {
+    const auto r =
+        run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(metricsPort) + "/metrics"});
+    const std::string key = "csiop_api_mutating_requests_total ";
+    const auto at = r.out.find("\n" + key);
+    return at == std::string::npos ? -1 : std::stod(r.out.substr(at + 1 + key.size()));
+  }
+
+  // Registers the driver on every node the way the kubelet would: a CSINode
+  // named after the node, owned by it, listing the driver.
+  static void registerDriverOnNodes(const std::string& driver) {
+    const Json nodes = kubectlJson({"get", "nodes"});
+    for (const auto& n : nodes["items"]) {
+      const std::string name = n["metadata"]["name"];
+      Json csinode = {{"apiVersion", "storage.k8s.io/v1"},
+                      {"kind", "CSINode"},
+                      {"metadata",
+                       {{"name", name},
+                        {"ownerReferences", Json::array({{{"apiVersion", "v1"},
+                                                          {"kind", "Node"},
+                                                          {"name", name},
+                                                          {"uid", n["metadata"]["uid"]}}})}}},
+                      {"spec", {{"drivers", Json::array({{{"name", driver}, {"nodeID", name}}})}}}};
+      const auto r = kubectl({"apply", "-f", "-"}, csinode.dump());
+      ASSERT_TRUE(r.ok()) << r;
+    }
+  }
+
+  static std::string condition(const std::string& dd, const std::string& type) {
+    const auto r = kubectl({"get", "dd", dd, "-o",
+                            "jsonpath={.status.conditions[?(@.type==\"" + type + "\")].status}"});
+    return r.out;
+  }
+
+  static bool exists(const std::vector<std::string>& what) {
+    return kubectl([&] {
+             auto a = std::vector<std::string>{"get"};
+             a.insert(a.end(), what.begin(), what.end());
+             return a;
+           }())
+        .ok();
+  }
+
+  static void deleteDd(const std::string& name) {
+    kubectl({"delete", "dd", name, "--ignore-not-found", "--wait=true", "--timeout=60s"});
+  }
+
+  static inline std::unique_ptr<Background> process;
+  static inline int metricsPort = 0;
+};
+
+TEST_F(Operator, ReconcilesHostpathToReadyOnceEveryNodeRegistered) {
+  const auto r = kubectl({"apply", "-f", (sourceDir() / "examples/hostpath.yaml").string()});
+  ASSERT_TRUE(r.ok()) << r;
+  // Every rendered object exists, with the rendered content.
+  const auto live = kubectl({"get", "dd", "hostpath", "-o", "json"});
+  const auto rendered = csiOperator({"render", "-o", "json", "-f", "-"}, live.out);
+  ASSERT_TRUE(rendered.ok()) << rendered;
+  for (const auto& o : Json::parse(rendered.out)["items"]) {
+    const std::string kind = o["kind"];
+    const std::string name = o["metadata"]["name"];
+    std::vector<std::string> args = {"get", kind, name, "-o", "json"};
+    if (o["metadata"].contains("namespace")) {
+      args.push_back("-n");
+      args.push_back(o["metadata"]["namespace"]);
+    }
+    ASSERT_TRUE(waitFor(kind + " " + name + " is created as rendered", 30s, [&](std::string& seen) {
+      const auto got = kubectl(args);
+      seen = got.out + got.err;
+      if (!got.ok()) {
+        return false;
+      }
+      const Json obj = Json::parse(got.out);
+      if (kind == "DaemonSet" || kind == "StatefulSet") {
+        return obj["spec"]["template"]["spec"]["containers"].size() ==
+                   o["spec"]["template"]["spec"]["containers"].size() &&
+               obj["spec"]["template"]["spec"]["containers"][0]["image"] ==
+                   o["spec"]["template"]["spec"]["containers"][0]["image"];
+      }
+      if (kind == "ClusterRole" || kind == "Role") {
+        return obj["rules"].size() == o["rules"].size();
+      }
+      return true;
+    }));
+  }
+  EXPECT_TRUE(
+      waitFor("Ready is False while no CSINode lists the driver", 30s, [&](std::string& seen) {
+        seen = kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status}"}).out;
+        return condition("hostpath", "Ready") == "False" &&
+               seen.find("RegistrationPending") != std::string::npos;
+      }));
+  registerDriverOnNodes("hostpath.csi.k8s.io");
+  ASSERT_TRUE(waitFor(
+      "hostpath is Ready with the driver registered on every node", 60s, [&](std::string& seen) {
+        const auto s = kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status}"});
+        seen = s.out;
+        const auto st = Json::parse(s.out.empty() ? "{}" : s.out);
+        return condition("hostpath", "Ready") == "True" &&
+               st["nodes"]["registered"] == cluster().nodes &&
+               st["nodes"]["desired"] == cluster().nodes;
+      }));
+  const auto printed = kubectl({"get", "dd", "hostpath"});
+  EXPECT_NE(printed.out.find("True"), std::string::npos) << printed;
+}
+
+TEST_F(Operator, RecreatesADeletedDaemonSet) {
+  ASSERT_TRUE(exists({"ds", "hostpath-node", "-n", "csi-hostpath"}));
+  const auto uid = kubectl({"get", "ds", "hostpath-node", "-n", "csi-hostpath", "-o",
+                            "jsonpath={.metadata.uid}"})
+                       .out;
+  ASSERT_TRUE(kubectl({"delete", "ds", "hostpath-node", "-n", "csi-hostpath", "--wait=true"}).ok());
+  EXPECT_TRUE(waitFor("the DaemonSet is recreated", 30s, [&](std::string& seen) {
+    const auto r = kubectl(
+        {"get", "ds", "hostpath-node", "-n", "csi-hostpath", "-o", "jsonpath={.metadata.uid}"});
+    seen = r.out + r.err;
+    return r.ok() && !r.out.empty() && r.out != uid;
+  }));
+}
+
+TEST_F(Operator, SteadyStateIssuesNoWrites) {
+  ASSERT_TRUE(waitFor("hostpath is Ready", 60s, [&](std::string& seen) {
+    seen = condition("hostpath", "Ready");
+    return seen == "True";
+  }));
+  std::this_thread::sleep_for(3s); // let the last status write land
+  const double before = mutatingRequests();
+  ASSERT_GE(before, 0);
+  // Touching the DriverDeployment's metadata triggers a reconcile that must find nothing to do.
+  ASSERT_TRUE(kubectl({"annotate", "dd", "hostpath", "example.com/poke=1", "--overwrite"}).ok());
+  std::this_thread::sleep_for(15s);
+  EXPECT_EQ(mutatingRequests(), before) << process->log();
+}
+
+TEST_F(Operator, SpecEditsUpdateAndPrune) {
+  const std::string patch =
+      R"({"spec": {"driver": {"image": "registry.k8s.io/sig-storage/hostpathplugin:v1.17.1"},
+    "controller": {"snapshotter": {"enabled": false}}, "storageClasses": []}})";
+  ASSERT_TRUE(kubectl({"patch", "dd", "hostpath", "--type=merge", "-p", patch}).ok());
+  EXPECT_TRUE(
+      waitFor("the new image is rolled out to the node plugin", 30s, [&](std::string& seen) {
+        seen = kubectl({"get", "ds", "hostpath-node", "-n", "csi-hostpath", "-o",
+                        "jsonpath={.spec.template.spec.containers[0].image}"})
+                   .out;
+        return seen == "registry.k8s.io/sig-storage/hostpathplugin:v1.17.1";
+      }));
+  EXPECT_TRUE(waitFor("the snapshotter and its RBAC are pruned, and the StorageClass", 30s,
+                      [&](std::string& seen) {
+                        seen = kubectl({"get", "sts", "hostpath-controller", "-n", "csi-hostpath",
+                                        "-o", "jsonpath={.spec.template.spec.containers[*].name}"})
+                                   .out;
+                        return seen.find("csi-snapshotter") == std::string::npos &&
+                               !exists({"clusterrole", "csiop:hostpath:external-snapshotter"}) &&
+                               !exists({"storageclass", "csi-hostpath-sc"});
+                      }));
+}
+
+TEST_F(Operator, ChangingAttachRequiredRecreatesTheCSIDriver) {
+  const auto uid =
+      kubectl({"get", "csidriver", "hostpath.csi.k8s.io", "-o", "jsonpath={.metadata.uid}"}).out;
+  ASSERT_FALSE(uid.empty());
+  ASSERT_TRUE(
+      kubectl(
+          {"patch", "dd", "hostpath", "--type=merge", "-p",
+           R"({"spec": {"csiDriver": {"attachRequired": false}, "controller": {"attacher": {"enabled": false}}}})"})
+          .ok());
+  EXPECT_TRUE(
+      waitFor("the CSIDriver is recreated with attachRequired false", 30s, [&](std::string& seen) {
+        const auto r = kubectl({"get", "csidriver", "hostpath.csi.k8s.io", "-o",
+                                "jsonpath={.metadata.uid} {.spec.attachRequired}"});
+        seen = r.out;
+        return r.ok() && r.out.find(uid) == std::string::npos && r.out.ends_with(" false");
+      }));
+  EXPECT_TRUE(waitFor("an Event says so", 30s, [&](std::string& seen) {
+    seen = kubectl({"get", "events", "-n", "default", "--field-selector",
+                    "involvedObject.name=hostpath,reason=CSIDriverRecreated", "-o", "name"})
+               .out;
+    return !seen.empty();
+  }));
+  EXPECT_EQ(condition("hostpath", "CSIDriverRecreated"), "True");
+}
+
+TEST_F(Operator, ASecondClaimOnTheDriverNameGetsAConflictAndNothingElse) {
+  const auto uid =
+      kubectl({"get", "csidriver", "hostpath.csi.k8s.io", "-o", "jsonpath={.metadata.uid}"}).out;
+  const std::string second = R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata: {name: hostpath-copy}
+spec:
+  driverName: hostpath.csi.k8s.io
+  csiDriver: {attachRequired: false}
+  driver: {image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0}
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, second).ok());
+  EXPECT_TRUE(waitFor("hostpath-copy reports DriverNameConflict", 30s, [&](std::string& seen) {
+    seen = condition("hostpath-copy", "DriverNameConflict");
+    return seen == "True";
+  }));
+  EXPECT_FALSE(exists({"ds", "hostpath-copy-node", "-n", "csi-hostpath-copy"}));
+  EXPECT_FALSE(exists({"namespace", "csi-hostpath-copy"}));
+  EXPECT_EQ(
+      kubectl({"get", "csidriver", "hostpath.csi.k8s.io", "-o", "jsonpath={.metadata.uid}"}).out,
+      uid)
+      << "the first owner's CSIDriver is untouched";
+  EXPECT_NE(condition("hostpath", "DriverNameConflict"), "True");
+  deleteDd("hostpath-copy");
+  EXPECT_EQ(
+      kubectl({"get", "csidriver", "hostpath.csi.k8s.io", "-o", "jsonpath={.metadata.uid}"}).out,
+      uid)
+      << "deleting the loser deletes nothing of the owner's";
+}
+
+TEST_F(Operator, DeletingRemovesEverythingWithTheCSIDriverLast) {
+  deleteDd("hostpath");
+  EXPECT_TRUE(waitFor("every child is gone", 60s, [&](std::string& seen) {
+    seen = kubectl({"get", "all,sa,role,rolebinding", "-n", "csi-hostpath", "-l",
+                    "csiop.dev/driverdeployment=hostpath", "-o", "name"})
+               .out +
+           kubectl({"get", "csidriver,clusterrole,clusterrolebinding,storageclass", "-l",
+                    "csiop.dev/driverdeployment=hostpath", "-o", "name"})
+               .out;
+    return seen.empty();
+  }));
+  EXPECT_FALSE(exists({"dd", "hostpath"}));
+  EXPECT_TRUE(exists({"namespace", "csi-hostpath"})) << "namespaces are never deleted";
+  const std::string log = process->log();
+  const auto driver = log.rfind("deleting CSIDriver hostpath.csi.k8s.io");
+  ASSERT_NE(driver, std::string::npos) << log;
+  for (const char* other :
+       {"deleting StatefulSet", "deleting DaemonSet", "deleting ServiceAccount"}) {
+    const auto at = log.find(other);
+    EXPECT_TRUE(at != std::string::npos && at < driver) << other << " before the CSIDriver\n"
+                                                        << log;
+  }
+  kubectl({"delete", "namespace", "csi-hostpath", "--wait=false"});
+}
+
+TEST_F(Operator, OrphanPolicyKeepsTheChildren) {
+  std::string nfs = readFile(sourceDir() / "examples/nfs.yaml");
+  nfs += "  deletionPolicy: Orphan\n";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, nfs).ok());
+  ASSERT_TRUE(waitFor("the nfs node plugin exists", 30s, [&](std::string& seen) {
+    seen = kubectl({"get", "ds", "nfs-node", "-n", "csi-nfs", "-o", "name"}).out;
+    return !seen.empty();
+  }));
+  deleteDd("nfs");
+  EXPECT_FALSE(exists({"dd", "nfs"}));
+  std::this_thread::sleep_for(3s); // give a garbage collector the chance to do harm
+  const auto ds = kubectl({"get", "ds", "nfs-node", "-n", "csi-nfs", "-o", "json"});
+  ASSERT_TRUE(ds.ok()) << "orphaned children stay";
+  EXPECT_FALSE(Json::parse(ds.out)["metadata"].contains("ownerReferences"));
+  EXPECT_TRUE(exists({"csidriver", "nfs.csi.k8s.io"}));
+  // Clean up by hand, as an admin would after orphaning.
+  kubectl({"delete", "namespace", "csi-nfs", "--wait=false"});
+  kubectl({"delete", "csidriver", "nfs.csi.k8s.io"});
+  kubectl({"delete", "storageclass", "nfs-csi"});
+  kubectl({"delete", "clusterrole,clusterrolebinding", "csiop:nfs:external-provisioner",
+           "csiop:nfs:external-resizer"});
+}
+
+} // namespace
+} // namespace csiop::e2e

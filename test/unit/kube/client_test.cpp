@@ -1,0 +1,323 @@
+// Client verbs against a local server that answers like the API server: the requests they make
+// (method, path, query, content type, body) and how answers become results and errors.
+#include <gtest/gtest.h>
+
+#include <csiop/kube/client.hpp>
+
+#include "test_server.hpp"
+
+namespace csiop::kube {
+namespace {
+
+using testing::Reply;
+using testing::Request;
+using testing::runTask;
+using testing::TestServer;
+namespace asio = boost::asio;
+using namespace resources;
+
+Reply json(const Json& body, int status = 200) {
+  Reply r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
+}
+
+Json status(int code, const std::string& reason, const std::string& message = "m") {
+  return {{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
+          {"message", message}, {"reason", reason},   {"code", code}};
+}
+
+struct Observed {
+  std::string verb;
+  std::string resource;
+  int code;
+};
+
+class ClientTest : public ::testing::Test {
+protected:
+  void serve(TestServer::Handler handler) {
+    server_ = std::make_unique<TestServer>(io_, std::move(handler));
+    ClientOptions options;
+    options.observer = [this](std::string_view verb, std::string_view resource, int code,
+                              std::chrono::nanoseconds duration) {
+      EXPECT_GE(duration.count(), 0);
+      observed_.push_back({std::string(verb), std::string(resource), code});
+    };
+    client_ = std::make_unique<Client>(io_.get_executor(), Config{.server = server_->url()},
+                                       std::move(options));
+  }
+  template <class T> T run(asio::awaitable<T> task) { return runTask(io_, std::move(task)); }
+  const Request& last() const { return server_->requests().back(); }
+
+  asio::io_context io_;
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<Client> client_;
+  std::vector<Observed> observed_;
+};
+
+TEST_F(ClientTest, GetReturnsTheObjectAndTellsTheObserver) {
+  serve([](const Request&) { return json({{"kind", "ConfigMap"}, {"data", {{"a", "b"}}}}); });
+  const Json cm = run(client_->get(configmaps, "ns", "cm"));
+  EXPECT_EQ(cm["data"]["a"], "b");
+  EXPECT_EQ(last().method, "GET");
+  EXPECT_EQ(last().target, "/api/v1/namespaces/ns/configmaps/cm");
+  run(client_->get(driverdeployments, "", "hp", {.resourceVersion = "0", .subresource = "status"}));
+  EXPECT_EQ(last().target,
+            "/apis/csiop.dev/v1alpha1/driverdeployments/hp/status?resourceVersion=0");
+  ASSERT_EQ(observed_.size(), 2u);
+  EXPECT_EQ(observed_[0].verb, "get");
+  EXPECT_EQ(observed_[0].resource, "configmaps");
+  EXPECT_EQ(observed_[0].code, 200);
+  EXPECT_EQ(observed_[1].resource, "driverdeployments");
+}
+
+TEST_F(ClientTest, ErrorAnswersBecomeApiErrors) {
+  serve([](const Request& r) {
+    if (r.target.find("/gone") != std::string::npos)
+      return json(status(404, "NotFound", "configmaps \"gone\" not found"), 404);
+    Reply busy = json(status(429, "TooManyRequests"), 429);
+    busy.headers = {{"Retry-After", "3"}};
+    return busy;
+  });
+  try {
+    run(client_->get(configmaps, "ns", "gone"));
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.isNotFound());
+    EXPECT_EQ(std::string(e.what()),
+              "GET /api/v1/namespaces/ns/configmaps/gone: 404 NotFound: configmaps \"gone\" not "
+              "found");
+  }
+  try {
+    run(client_->get(configmaps, "ns", "busy"));
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.isTooManyRequests());
+    ASSERT_TRUE(e.retryAfter());
+    EXPECT_EQ(e.retryAfter()->count(), 3);
+  }
+  ASSERT_EQ(observed_.size(), 2u);
+  EXPECT_EQ(observed_[0].code, 404);
+  EXPECT_EQ(observed_[1].code, 429);
+}
+
+TEST_F(ClientTest, TransportErrorsReachTheObserverAsCodeZero) {
+  serve([](const Request&) { return Reply{.drop = true}; });
+  EXPECT_THROW(run(client_->get(configmaps, "ns", "x")), TransportError);
+  ASSERT_EQ(observed_.size(), 1u);
+  EXPECT_EQ(observed_[0].code, 0);
+}
+
+TEST_F(ClientTest, ANonJsonSuccessIsAProtocolError) {
+  serve([](const Request&) { return Reply{.body = "<html>", .contentType = "text/html"}; });
+  try {
+    run(client_->get(configmaps, "ns", "x"));
+    FAIL();
+  } catch (const TransportError& e) {
+    EXPECT_EQ(e.kind(), TransportError::Kind::Protocol);
+    EXPECT_NE(std::string(e.what()).find("text/html"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ClientTest, ListEncodesSelectorsAndFillsTypeMeta) {
+  serve([](const Request&) {
+    return json(
+        {{"kind", "ConfigMapList"},
+         {"metadata", {{"resourceVersion", "42"}, {"continue", "tok"}, {"remainingItemCount", 3}}},
+         {"items", {{{"metadata", {{"name", "a"}}}}}}});
+  });
+  const auto page = run(client_->list(
+      configmaps, "ns",
+      {.labelSelector = "app in (a,b),tier!=db", .fieldSelector = "metadata.name=a", .limit = 2}));
+  EXPECT_EQ(last().target,
+            "/api/v1/namespaces/ns/configmaps?labelSelector=app%20in%20%28a%2Cb%29%2Ctier%21%3Ddb"
+            "&fieldSelector=metadata.name%3Da&limit=2");
+  EXPECT_EQ(page.resourceVersion, "42");
+  EXPECT_EQ(page.continueToken, "tok");
+  EXPECT_EQ(page.remainingItemCount, 3);
+  ASSERT_EQ(page.items.size(), 1u);
+  EXPECT_EQ(page.items[0].dump(),
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}})");
+  run(client_->list(pods, ""));
+  EXPECT_EQ(last().target, "/api/v1/pods");
+  EXPECT_EQ(observed_.back().verb, "list");
+}
+
+Json page(const std::vector<std::string>& names, const std::string& rv, const std::string& next) {
+  Json items = Json::array();
+  for (const auto& n : names)
+    items.push_back({{"metadata", {{"name", n}}}});
+  Json metadata = {{"resourceVersion", rv}};
+  if (!next.empty())
+    metadata["continue"] = next;
+  return {{"kind", "ConfigMapList"}, {"metadata", metadata}, {"items", items}};
+}
+
+TEST_F(ClientTest, ListAllFollowsContinueTokens) {
+  serve([](const Request& r) {
+    if (r.target.find("continue=p2") != std::string::npos)
+      return json(page({"c", "d"}, "7", "p3"));
+    if (r.target.find("continue=p3") != std::string::npos)
+      return json(page({"e"}, "7", ""));
+    return json(page({"a", "b"}, "7", "p2"));
+  });
+  const auto all = run(client_->listAll(configmaps, "ns", {.resourceVersion = "0", .limit = 2}));
+  ASSERT_EQ(all.items.size(), 5u);
+  EXPECT_EQ(all.items[4]["metadata"]["name"], "e");
+  EXPECT_EQ(all.items[4]["kind"], "ConfigMap");
+  EXPECT_EQ(all.resourceVersion, "7");
+  EXPECT_TRUE(all.continueToken.empty());
+  const auto& requests = server_->requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[0].target, "/api/v1/namespaces/ns/configmaps?resourceVersion=0&limit=2");
+  // A continue token pins the snapshot; a resourceVersion must not come with it.
+  EXPECT_EQ(requests[1].target, "/api/v1/namespaces/ns/configmaps?continue=p2&limit=2");
+  EXPECT_EQ(requests[2].target, "/api/v1/namespaces/ns/configmaps?continue=p3&limit=2");
+  run(client_->listAll(configmaps, "ns"));
+  EXPECT_EQ(server_->requests()[3].target, "/api/v1/namespaces/ns/configmaps?limit=500");
+}
+
+TEST_F(ClientTest, ListAllStartsOverUnpaginatedWhenTheContinueTokenExpired) {
+  serve([](const Request& r) {
+    if (r.target.find("continue=") != std::string::npos)
+      return json(status(410, "Expired", "The provided continue parameter is too old"), 410);
+    if (r.target.find("limit=") == std::string::npos)
+      return json(page({"a", "b", "c"}, "9", ""));
+    return json(page({"a"}, "8", "p2"));
+  });
+  const auto all = run(client_->listAll(configmaps, "ns", {.limit = 1}));
+  ASSERT_EQ(all.items.size(), 3u);
+  EXPECT_EQ(all.resourceVersion, "9");
+  EXPECT_EQ(server_->requests().size(), 3u);
+  EXPECT_EQ(server_->requests()[2].target, "/api/v1/namespaces/ns/configmaps");
+}
+
+TEST_F(ClientTest, CreatePostsWithTheFieldManager) {
+  serve([](const Request& r) { return json(Json::parse(r.body), 201); });
+  const Json created = run(client_->create(
+      configmaps, {{"metadata", {{"name", "a"}, {"namespace", "ns"}}}, {"data", {{"k", "v"}}}},
+      {.dryRun = true}));
+  EXPECT_EQ(last().method, "POST");
+  EXPECT_EQ(last().target, "/api/v1/namespaces/ns/configmaps?dryRun=All&fieldManager=csi-operator");
+  EXPECT_EQ(last().headers.at("content-type"), "application/json");
+  EXPECT_EQ(created.dump(), R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
+                            R"("namespace":"ns"},"data":{"k":"v"}})");
+  EXPECT_EQ(observed_.back().verb, "create");
+  EXPECT_THROW(run(client_->create(configmaps, {{"metadata", {{"name", "a"}}}})),
+               std::invalid_argument);
+}
+
+TEST_F(ClientTest, ApplyIsAServerSideApplyPatch) {
+  serve([](const Request& r) { return json(Json::parse(r.body)); });
+  run(client_->apply(csidrivers,
+                     {{"metadata", {{"name", "x.example.com"}}}, {"spec", Json::object()}}));
+  EXPECT_EQ(last().method, "PATCH");
+  EXPECT_EQ(
+      last().target,
+      "/apis/storage.k8s.io/v1/csidrivers/x.example.com?fieldManager=csi-operator&force=true");
+  EXPECT_EQ(last().headers.at("content-type"), "application/apply-patch+yaml");
+  const Json body = Json::parse(last().body);
+  EXPECT_EQ(body["apiVersion"], "storage.k8s.io/v1");
+  EXPECT_EQ(body["kind"], "CSIDriver");
+  EXPECT_EQ(observed_.back().verb, "apply");
+
+  run(client_->apply(
+      driverdeployments, {{"metadata", {{"name", "hp"}}}, {"status", Json::object()}},
+      {.dryRun = true, .force = false, .fieldManager = "tester", .subresource = "status"}));
+  EXPECT_EQ(last().target,
+            "/apis/csiop.dev/v1alpha1/driverdeployments/hp/status?dryRun=All&fieldManager=tester");
+  EXPECT_THROW(run(client_->apply(configmaps, {{"metadata", {{"namespace", "ns"}}}})),
+               std::invalid_argument); // no name
+}
+
+TEST_F(ClientTest, PatchUsesTheContentTypeOfItsKind) {
+  serve([](const Request&) { return json(Json::object()); });
+  run(client_->patch(deployments, "ns", "d", PatchType::StrategicMerge,
+                     {{"spec", {{"replicas", 2}}}}));
+  EXPECT_EQ(last().headers.at("content-type"), "application/strategic-merge-patch+json");
+  EXPECT_EQ(last().target, "/apis/apps/v1/namespaces/ns/deployments/d?fieldManager=csi-operator");
+  run(client_->patch(deployments, "ns", "d", PatchType::Merge, {{"a", 1}},
+                     {.subresource = "scale"}));
+  EXPECT_EQ(last().headers.at("content-type"), "application/merge-patch+json");
+  EXPECT_EQ(last().target,
+            "/apis/apps/v1/namespaces/ns/deployments/d/scale?fieldManager=csi-operator");
+  run(client_->patch(nodes, "", "n1", PatchType::JsonPatch,
+                     Json::parse(R"([{"op":"add","path":"/metadata/labels/a","value":"b"}])")));
+  EXPECT_EQ(last().headers.at("content-type"), "application/json-patch+json");
+  EXPECT_EQ(last().target, "/api/v1/nodes/n1?fieldManager=csi-operator");
+  EXPECT_EQ(last().body, R"([{"op":"add","path":"/metadata/labels/a","value":"b"}])");
+}
+
+TEST_F(ClientTest, UpdatePutsTheObjectOrItsStatus) {
+  serve([](const Request& r) { return json(Json::parse(r.body)); });
+  run(client_->update(driverdeployments,
+                      {{"apiVersion", "csiop.dev/v1alpha1"},
+                       {"kind", "DriverDeployment"},
+                       {"metadata", {{"name", "hp"}, {"resourceVersion", "5"}}},
+                       {"status", {{"observedGeneration", 1}}}},
+                      {.subresource = "status"}));
+  EXPECT_EQ(last().method, "PUT");
+  EXPECT_EQ(last().target,
+            "/apis/csiop.dev/v1alpha1/driverdeployments/hp/status?fieldManager=csi-operator");
+  EXPECT_EQ(Json::parse(last().body)["metadata"]["resourceVersion"], "5");
+  EXPECT_EQ(observed_.back().verb, "update");
+}
+
+TEST_F(ClientTest, RemoveSendsDeleteOptions) {
+  serve([](const Request&) { return json({{"kind", "Status"}, {"status", "Success"}}); });
+  run(client_->remove(configmaps, "ns", "a",
+                      {.propagationPolicy = Propagation::Foreground,
+                       .preconditionUid = "u-1",
+                       .preconditionResourceVersion = "9",
+                       .gracePeriodSeconds = 0}));
+  EXPECT_EQ(last().method, "DELETE");
+  EXPECT_EQ(last().target, "/api/v1/namespaces/ns/configmaps/a");
+  EXPECT_EQ(last().body, R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":)"
+                         R"("Foreground","preconditions":{"uid":"u-1","resourceVersion":"9"},)"
+                         R"("gracePeriodSeconds":0})");
+  run(client_->remove(namespaces, "", "ns", {.dryRun = true}));
+  EXPECT_EQ(last().body, R"({"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]})");
+  EXPECT_EQ(observed_.back().verb, "delete");
+  EXPECT_THROW(run(client_->remove(configmaps, "", "a")), std::invalid_argument);
+}
+
+TEST_F(ClientTest, DiscoveryAndVersion) {
+  serve([](const Request& r) {
+    if (r.target == "/apis/storage.k8s.io/v1")
+      return json({{"kind", "APIResourceList"},
+                   {"groupVersion", "storage.k8s.io/v1"},
+                   {"resources",
+                    {{{"name", "csidrivers"},
+                      {"kind", "CSIDriver"},
+                      {"namespaced", false},
+                      {"verbs", {"get", "list"}}},
+                     {{"name", "csistoragecapacities"}, {"namespaced", true}}}}});
+    if (r.target == "/version")
+      return json({{"major", "1"},
+                   {"minor", "36"},
+                   {"gitVersion", "v1.36.4"},
+                   {"platform", "linux/amd64"}});
+    return json(status(404, "NotFound"), 404);
+  });
+  const auto list = run(client_->discovery("storage.k8s.io", "v1"));
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->groupVersion, "storage.k8s.io/v1");
+  ASSERT_TRUE(list->find("csidrivers"));
+  EXPECT_FALSE(list->find("csidrivers")->namespaced);
+  EXPECT_EQ(list->find("csidrivers")->verbs, (std::vector<std::string>{"get", "list"}));
+  EXPECT_TRUE(list->find("csistoragecapacities")->namespaced);
+  EXPECT_FALSE(run(client_->discovery("bogus.example.com", "v1")));
+  EXPECT_TRUE(run(client_->serves("storage.k8s.io", "v1", "csidrivers")));
+  EXPECT_FALSE(run(client_->serves("storage.k8s.io", "v1", "volumeattachments")));
+  EXPECT_FALSE(run(client_->serves("bogus.example.com", "v1", "x")));
+  const auto v = run(client_->version());
+  EXPECT_EQ(v.gitVersion, "v1.36.4");
+  EXPECT_EQ(v.minor, "36");
+  EXPECT_EQ(v.raw["platform"], "linux/amd64");
+  EXPECT_EQ(observed_.back().verb, "version");
+  EXPECT_EQ(observed_.front().verb, "discovery");
+}
+
+} // namespace
+} // namespace csiop::kube

@@ -1,0 +1,287 @@
+// A scriptable HTTP/1.1 server on 127.0.0.1 (plain or TLS) for the client's unit tests, and a
+// helper that runs a coroutine on an io_context until it finishes.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace csiop::kube::testing {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using namespace std::chrono_literals;
+
+struct Request {
+  std::string method = {};
+  std::string target = {};
+  std::map<std::string, std::string> headers = {}; // lower-case names
+  std::string body = {};
+  int connection = 0;   // which connection (1-based, in accept order)
+  int onConnection = 0; // which request on that connection (1-based)
+};
+
+struct Reply {
+  int status = 200;
+  std::string body = {};
+  std::string contentType = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers = {};
+  std::chrono::milliseconds delay{0}; // before answering
+  bool drop = false;                  // close the connection without answering
+  bool closeAfter = false;            // close after answering (the reply still says keep-alive)
+  bool connectionClose = false;       // "Connection: close"
+  // Chunked body: these chunks, with chunkDelay between them. holdOpen: never finish it.
+  std::vector<std::string> chunks = {};
+  std::chrono::milliseconds chunkDelay{0};
+  bool holdOpen = false;
+  bool cutMidStream = false; // close the connection after the chunks, without the last chunk
+};
+
+class TestServer {
+public:
+  using Handler = std::function<Reply(const Request&)>;
+
+  // tls: serve HTTPS with this context (certificate already loaded).
+  explicit TestServer(asio::io_context& io, Handler handler,
+                      std::shared_ptr<asio::ssl::context> tls = nullptr)
+      : state_(std::make_shared<State>(io, std::move(handler), std::move(tls))) {
+    asio::co_spawn(io, acceptLoop(state_), asio::detached);
+  }
+  ~TestServer() { stop(); }
+  TestServer(const TestServer&) = delete;
+  TestServer& operator=(const TestServer&) = delete;
+
+  unsigned short port() const { return state_->acceptor.local_endpoint().port(); }
+  std::string url() const {
+    return std::string(state_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port());
+  }
+  int connections() const { return state_->connections; }
+  const std::vector<Request>& requests() const { return state_->requests; }
+  void setHandler(Handler handler) { state_->handler = std::move(handler); }
+  // Closes every connection (idle or not) now.
+  void closeConnections() {
+    for (auto& socket : state_->sockets)
+      if (auto s = socket.lock()) {
+        boost::system::error_code ignored;
+        s->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        s->close(ignored);
+      }
+  }
+  void stop() {
+    boost::system::error_code ignored;
+    state_->acceptor.close(ignored);
+    state_->stopped = true;
+    closeConnections();
+    for (auto& timer : state_->timers)
+      if (auto t = timer.lock())
+        t->cancel();
+  }
+
+private:
+  struct State {
+    State(asio::io_context& io, Handler h, std::shared_ptr<asio::ssl::context> t)
+        : acceptor(io, {asio::ip::make_address("127.0.0.1"), 0}), handler(std::move(h)),
+          tls(std::move(t)) {}
+    asio::ip::tcp::acceptor acceptor;
+    Handler handler;
+    std::shared_ptr<asio::ssl::context> tls;
+    int connections = 0;
+    bool stopped = false;
+    std::vector<Request> requests;
+    std::vector<std::weak_ptr<asio::ip::tcp::socket>> sockets;
+    std::vector<std::weak_ptr<asio::steady_timer>> timers;
+  };
+
+  static asio::awaitable<void> sleep(std::shared_ptr<State> state, std::chrono::milliseconds d) {
+    auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor, d);
+    state->timers.push_back(timer);
+    co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+
+  static asio::awaitable<void> acceptLoop(std::shared_ptr<State> state) {
+    for (;;) {
+      auto [ec, socket] =
+          co_await state->acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
+      if (ec)
+        co_return;
+      const int id = ++state->connections;
+      auto executor = co_await asio::this_coro::executor;
+      if (state->tls) {
+        auto stream = std::make_shared<beast::ssl_stream<beast::tcp_stream>>(
+            beast::tcp_stream(std::move(socket)), *state->tls);
+        asio::co_spawn(executor, tlsSession(state, stream, id), asio::detached);
+      } else {
+        auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+        asio::co_spawn(executor, session(state, stream, id), asio::detached);
+      }
+    }
+  }
+
+  template <class Stream>
+  static asio::awaitable<void> tlsSession(std::shared_ptr<State> state,
+                                          std::shared_ptr<Stream> stream, int id) {
+    auto [ec] = co_await stream->async_handshake(asio::ssl::stream_base::server,
+                                                 asio::as_tuple(asio::use_awaitable));
+    if (ec)
+      co_return;
+    co_await session(state, stream, id);
+  }
+
+  static asio::ip::tcp::socket& lowestSocket(beast::tcp_stream& s) { return s.socket(); }
+  static asio::ip::tcp::socket& lowestSocket(beast::ssl_stream<beast::tcp_stream>& s) {
+    return beast::get_lowest_layer(s).socket();
+  }
+
+  template <class Stream>
+  static asio::awaitable<void> session(std::shared_ptr<State> state, std::shared_ptr<Stream> stream,
+                                       int id) {
+    // Register the socket (aliasing shared_ptr: the stream owns it) for closeConnections().
+    state->sockets.push_back(
+        std::shared_ptr<asio::ip::tcp::socket>(stream, &lowestSocket(*stream)));
+    beast::flat_buffer buffer;
+    for (int n = 1;; ++n) {
+      http::request<http::string_body> req;
+      auto [rec, bytes] =
+          co_await http::async_read(*stream, buffer, req, asio::as_tuple(asio::use_awaitable));
+      if (rec || state->stopped)
+        co_return;
+      Request seen{
+          std::string(req.method_string()), std::string(req.target()), {}, req.body(), id, n};
+      for (const auto& field : req) {
+        std::string name(field.name_string());
+        for (auto& c : name)
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        seen.headers[name] = std::string(field.value());
+      }
+      state->requests.push_back(seen);
+      const Reply reply = state->handler(seen);
+      if (reply.delay.count() > 0)
+        co_await sleep(state, reply.delay);
+      if (reply.drop || state->stopped) {
+        boost::system::error_code ignored;
+        lowestSocket(*stream).close(ignored);
+        co_return;
+      }
+      if (!reply.chunks.empty() || reply.holdOpen) {
+        http::response<http::empty_body> res{static_cast<http::status>(reply.status), 11};
+        res.set(http::field::content_type, reply.contentType);
+        for (const auto& [k, v] : reply.headers)
+          res.set(k, v);
+        res.chunked(true);
+        http::response_serializer<http::empty_body> sr{res};
+        auto [hec, hn] =
+            co_await http::async_write_header(*stream, sr, asio::as_tuple(asio::use_awaitable));
+        if (hec)
+          co_return;
+        for (const auto& chunk : reply.chunks) {
+          if (reply.chunkDelay.count() > 0)
+            co_await sleep(state, reply.chunkDelay);
+          auto [cec, cn] = co_await asio::async_write(
+              *stream, http::make_chunk(asio::buffer(chunk)), asio::as_tuple(asio::use_awaitable));
+          if (cec)
+            co_return;
+        }
+        if (reply.holdOpen) {
+          while (!state->stopped && lowestSocket(*stream).is_open())
+            co_await sleep(state, 50ms);
+          co_return;
+        }
+        if (reply.cutMidStream) {
+          boost::system::error_code ignored;
+          lowestSocket(*stream).close(ignored);
+          co_return;
+        }
+        auto [lec, ln] = co_await asio::async_write(*stream, http::make_chunk_last(),
+                                                    asio::as_tuple(asio::use_awaitable));
+        if (lec)
+          co_return;
+      } else {
+        http::response<http::string_body> res{static_cast<http::status>(reply.status), 11};
+        res.set(http::field::content_type, reply.contentType);
+        for (const auto& [k, v] : reply.headers)
+          res.set(k, v);
+        res.keep_alive(!reply.connectionClose);
+        res.body() = reply.body;
+        res.prepare_payload();
+        auto [wec, wn] =
+            co_await http::async_write(*stream, res, asio::as_tuple(asio::use_awaitable));
+        if (wec)
+          co_return;
+      }
+      if (reply.closeAfter || reply.connectionClose) {
+        boost::system::error_code ignored;
+        lowestSocket(*stream).shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        lowestSocket(*stream).close(ignored);
+        co_return;
+      }
+    }
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+// Runs `task` on io until it completes (other work, like a TestServer, keeps running around
+// it); rethrows its exception. Fails after `limit`.
+template <class T>
+T runTask(asio::io_context& io, asio::awaitable<T> task, std::chrono::seconds limit = 20s) {
+  bool done = false;
+  std::exception_ptr error;
+  std::optional<T> result;
+  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
+    error = e;
+    if (!e)
+      result.emplace(std::move(value));
+    done = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  io.restart();
+  while (!done) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("runTask: the task did not finish in time");
+    io.run_one_for(100ms);
+  }
+  if (error)
+    std::rethrow_exception(error);
+  return std::move(*result);
+}
+
+inline void runTask(asio::io_context& io, asio::awaitable<void> task,
+                    std::chrono::seconds limit = 20s) {
+  bool done = false;
+  std::exception_ptr error;
+  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) {
+    error = e;
+    done = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  io.restart();
+  while (!done) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("runTask: the task did not finish in time");
+    io.run_one_for(100ms);
+  }
+  if (error)
+    std::rethrow_exception(error);
+}
+
+} // namespace csiop::kube::testing
