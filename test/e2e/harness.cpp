@@ -87,6 +87,18 @@ struct SpawnSetup {
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
   }
+  // The child gets its own process group, SIGPIPE at its default, nothing blocked.
+  void ownProcessGroup() {
+    sigset_t defaults, mask;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    sigemptyset(&mask);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setsigmask(&attr, &mask);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                        POSIX_SPAWN_SETSIGMASK);
+  }
 };
 
 std::vector<std::string> buildEnv(const std::vector<std::pair<std::string, std::string>>& extra) {
@@ -185,16 +197,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&setup.actions, out.write.get(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&setup.actions, err.write.get(), STDERR_FILENO);
-  // Own process group (a timeout kills the whole pipeline), default SIGPIPE, nothing blocked.
-  sigset_t defaults, mask;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigemptyset(&mask);
-  posix_spawnattr_setsigdefault(&setup.attr, &defaults);
-  posix_spawnattr_setsigmask(&setup.attr, &mask);
-  posix_spawnattr_setpgroup(&setup.attr, 0);
-  posix_spawnattr_setflags(&setup.attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  setup.ownProcessGroup(); // a timeout kills the whole pipeline
 
   std::vector<std::string> args = argv;
   std::vector<std::string> env = buildEnv(options.env);
@@ -291,15 +294,7 @@ Background::Background(const std::vector<std::string>& argv, const std::filesyst
   posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&setup.actions, STDOUT_FILENO, STDERR_FILENO);
-  sigset_t defaults, mask;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigemptyset(&mask);
-  posix_spawnattr_setsigdefault(&setup.attr, &defaults);
-  posix_spawnattr_setsigmask(&setup.attr, &mask);
-  posix_spawnattr_setpgroup(&setup.attr, 0);
-  posix_spawnattr_setflags(&setup.attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  setup.ownProcessGroup();
   std::vector<std::string> args = argv;
   std::vector<std::string> env = buildEnv(extraEnv);
   auto cArgs = cStrings(args);
