@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include <csiop/api/json_access.hpp>
 #include <csiop/controller/compare.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::controller {
 namespace {
-
-std::string stringAt(const Json& j, const Json::json_pointer& p) {
-  return j.contains(p) && j[p].is_string() ? j[p].get<std::string>() : std::string();
-}
 
 // Deletion rank: lower goes first.
 int deletionRank(const std::string& kind) {
@@ -32,11 +29,11 @@ std::string ObjectKey::str() const {
 }
 
 ObjectKey keyOf(const Json& o) {
-  const std::string apiVersion = stringAt(o, "/apiVersion"_json_pointer);
+  const std::string apiVersion = api::stringField(o, "apiVersion");
   const auto slash = apiVersion.find('/');
   return {slash == std::string::npos ? "" : apiVersion.substr(0, slash),
-          stringAt(o, "/kind"_json_pointer), stringAt(o, "/metadata/namespace"_json_pointer),
-          stringAt(o, "/metadata/name"_json_pointer)};
+          api::stringField(o, "kind"), api::metadataField(o, "namespace"),
+          api::metadataField(o, "name")};
 }
 
 bool ownedBy(const Json& o, const std::string& ownerUid) {
@@ -111,8 +108,7 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
 
 void sortForDeletion(std::vector<Json>& objects) {
   std::stable_sort(objects.begin(), objects.end(), [](const Json& a, const Json& b) {
-    return deletionRank(stringAt(a, "/kind"_json_pointer)) <
-           deletionRank(stringAt(b, "/kind"_json_pointer));
+    return deletionRank(api::stringField(a, "kind")) < deletionRank(api::stringField(b, "kind"));
   });
 }
 

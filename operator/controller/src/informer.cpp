@@ -7,6 +7,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include <csiop/api/json_access.hpp>
+
 namespace csiop::controller {
 namespace {
 
@@ -33,9 +35,8 @@ Informer::Informer(kube::Client& client, kube::ResourceRef ref, std::string labe
 Informer::~Informer() = default;
 
 std::string Informer::keyOf(const Json& object) {
-  const Json& meta = object.value("metadata", Json::object());
-  const std::string ns = meta.value("namespace", std::string());
-  const std::string name = meta.value("name", std::string());
+  const std::string ns = api::metadataField(object, "namespace");
+  const std::string name = api::metadataField(object, "name");
   return ns.empty() ? name : ns + "/" + name;
 }
 
@@ -78,8 +79,8 @@ void Informer::replaceAll(std::vector<Json> items) {
     const auto it = old.find(key);
     if (it == old.end()) {
       notify(nullptr, &object);
-    } else if (it->second.value("metadata", Json::object()).value("resourceVersion", Json()) !=
-               object["metadata"].value("resourceVersion", Json())) {
+    } else if (api::metadataField(it->second, "resourceVersion") !=
+               api::metadataField(object, "resourceVersion")) {
       notify(&it->second, &object);
     }
   }

@@ -21,6 +21,7 @@ namespace {
 namespace asio = boost::asio;
 namespace r = kube::resources;
 using api::Json;
+using api::metadataField;
 using api::stringField;
 
 const kube::ResourceRef* refFor(const std::string& kind) {
@@ -34,10 +35,6 @@ const kube::ResourceRef* refFor(const std::string& kind) {
     }
   }
   return nullptr;
-}
-
-std::string metaString(const Json& o, const char* field) {
-  return stringField(o.value("metadata", Json::object()), field);
 }
 
 std::string ownerLabel(const Json& o) {
@@ -99,14 +96,14 @@ const Json* Reconciler::live(const Json& desired) {
 
 void Reconciler::remember(const Json& desired, const Json& result) {
   applied_[keyOf(desired).str()] = {std::to_string(std::hash<std::string>{}(desired.dump())),
-                                    metaString(result, "resourceVersion")};
+                                    metadataField(result, "resourceVersion")};
 }
 
 bool Reconciler::unchangedSinceApplied(const Json& desired, const Json& liveObject) const {
   const auto it = applied_.find(keyOf(desired).str());
   return it != applied_.end() &&
          it->second.desiredHash == std::to_string(std::hash<std::string>{}(desired.dump())) &&
-         it->second.resourceVersion == metaString(liveObject, "resourceVersion");
+         it->second.resourceVersion == metadataField(liveObject, "resourceVersion");
 }
 
 std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::string& uid) {
@@ -129,7 +126,7 @@ std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::
 std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   const std::string kind = object.value("kind", std::string());
   if (kind == "DriverDeployment") {
-    return {metaString(object, "name")};
+    return {metadataField(object, "name")};
   }
   if (const std::string owner = ownerLabel(object); !owner.empty() && kind != "CSIDriver") {
     return {owner};
@@ -137,7 +134,7 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   // A CSIDriver (ours or foreign) or a CSINode concerns the DriverDeployments of its driver(s).
   std::set<std::string> drivers;
   if (kind == "CSIDriver") {
-    drivers.insert(metaString(object, "name"));
+    drivers.insert(metadataField(object, "name"));
   } else if (kind == "CSINode") {
     for (const auto& d : object.value("spec", Json::object()).value("drivers", Json::array())) {
       drivers.insert(stringField(d, "name"));
@@ -146,7 +143,7 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   std::vector<std::string> out;
   for (const Json* dd : caches_.driverDeployments.list()) {
     if (drivers.contains(stringField((*dd).value("spec", Json::object()), "driverName"))) {
-      out.push_back(metaString(*dd, "name"));
+      out.push_back(metadataField(*dd, "name"));
     }
   }
   return out;
@@ -165,7 +162,7 @@ asio::awaitable<void> Reconciler::ensureFinalizer(Json& dd) {
     patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
   }
   patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", with}});
-  const Json updated = co_await client_.patch(r::driverdeployments, "", metaString(dd, "name"),
+  const Json updated = co_await client_.patch(r::driverdeployments, "", metadataField(dd, "name"),
                                               kube::PatchType::JsonPatch, std::move(patch));
   dd["metadata"] = updated["metadata"];
 }
@@ -219,7 +216,7 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
   }
   if (recreate) {
     try {
-      const std::string oldUid = metaString(*l, "uid");
+      const std::string oldUid = metadataField(*l, "uid");
       const kube::DeleteOptions options = deleteOnly(oldUid);
       co_await client_.remove(*ref, k.namespace_, k.name, options);
       Json created = co_await client_.apply(*ref, desired);
@@ -267,7 +264,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     co_return ReconcileResult{};
   }
   Json dd = *cached; // the cache may change while this coroutine waits
-  const std::string uid = metaString(dd, "uid");
+  const std::string uid = metadataField(dd, "uid");
   if (dd["metadata"].contains("deletionTimestamp")) {
     co_return co_await finalize(dd);
   }
@@ -330,7 +327,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       break;
     }
     case A::Recreate: {
-      const std::string oldUid = metaString(*liveDriver, "uid");
+      const std::string oldUid = metadataField(*liveDriver, "uid");
       const kube::DeleteOptions options = deleteOnly(oldUid);
       co_await client_.remove(r::csidrivers, "", object.spec.driverName, options);
       co_await claimCSIDriver(desiredDriver);
@@ -368,12 +365,13 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       continue;
     }
     if (kind == "Namespace") {
-      if (caches_.namespaces.get("", metaString(desired, "name")) == nullptr) {
+      if (caches_.namespaces.get("", metadataField(desired, "name")) == nullptr) {
         try {
           co_await client_.create(r::namespaces, desired);
         } catch (const kube::ApiError& e) {
           if (!e.isAlreadyExists()) {
-            o.applyErrors.push_back("Namespace " + metaString(desired, "name") + ": " + e.what());
+            o.applyErrors.push_back("Namespace " + metadataField(desired, "name") + ": " +
+                                    e.what());
           }
         }
       }
@@ -388,7 +386,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   for (const Json& gone : toPrune(ownedChildren(object.name(), uid), objects, uid)) {
     const ObjectKey k = keyOf(gone);
     try {
-      const std::string goneUid = metaString(gone, "uid");
+      const std::string goneUid = metadataField(gone, "uid");
       const kube::DeleteOptions options = deleteOnly(goneUid, true);
       co_await client_.remove(*refFor(k.kind), k.namespace_, k.name, options);
       applied_.erase(k.str());
@@ -442,8 +440,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
   if (!hasFinalizer(dd)) {
     co_return ReconcileResult{};
   }
-  const std::string name = metaString(dd, "name");
-  const std::string uid = metaString(dd, "uid");
+  const std::string name = metadataField(dd, "name");
+  const std::string uid = metadataField(dd, "uid");
   const std::string policy =
       stringField(dd.value("spec", Json::object()), "deletionPolicy", "Delete");
   std::vector<Json> children = ownedChildren(name, uid);
@@ -477,7 +475,7 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
       }
       spdlog::info("deleting {} of DriverDeployment {}", k.str(), name);
       try {
-        const std::string childUid = metaString(c, "uid");
+        const std::string childUid = metadataField(c, "uid");
         const kube::DeleteOptions options = deleteOnly(childUid, true);
         co_await client_.remove(*refFor(k.kind), k.namespace_, k.name, options);
       } catch (const kube::ApiError& e) {

@@ -20,6 +20,17 @@ inline std::string stringField(const Json& object, std::string_view key,
   return fallback;
 }
 
+// A string field of an object's metadata ("name", "uid", ...), "" when absent.
+inline std::string metadataField(const Json& object, std::string_view key) {
+  if (object.is_object()) {
+    const auto it = object.find("metadata");
+    if (it != object.end()) {
+      return stringField(*it, key);
+    }
+  }
+  return {};
+}
+
 inline bool isTrue(const Json& object, std::string_view key) {
   if (object.is_object()) {
     const auto it = object.find(key);
