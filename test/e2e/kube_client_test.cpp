@@ -536,6 +536,8 @@ TEST_F(kubeClient, WatchSeesAddedModifiedDeletedInOrder) {
 TEST_F(kubeClient, WatchReceivesBookmarks) {
   // The API server sends a bookmark to watchers that allow them about every minute and,
   // for watches with a timeout, shortly (about 2 s) before the timeout ends the stream.
+  // It only sends one whose resourceVersion is newer than the watch's, so a write the
+  // selector does not match moves the configmaps watch cache forward first.
   const auto started = std::chrono::steady_clock::now();
   run([&]() -> asio::awaitable<void> {
     const auto start = co_await client_->list(r::configmaps, ns_);
@@ -544,6 +546,8 @@ TEST_F(kubeClient, WatchReceivesBookmarks) {
                                             {.resourceVersion = start.resourceVersion,
                                              .labelSelector = "e2e=nothing",
                                              .timeoutSeconds = 6});
+    Json unmatched = configMap(ns_, "bookmark-bump", "{}");
+    co_await client_->create(r::configmaps, std::move(unmatched));
     std::vector<std::string> bookmarks;
     while (auto event = co_await w.next()) {
       EXPECT_EQ(event->type, WatchEventType::Bookmark) << event->object.dump();
