@@ -51,9 +51,11 @@ bin_dir_complete() {
 
 state_root() { printf '%s\n' "${CSIOP_STATE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/csi-operator-cluster}"; }
 
-# Parses the common --name option (and --nodes when allowed) into NAME/NODES.
+# Parses the common --name option (and, for up, --nodes and --apiserver-arg) into
+# NAME/NODES/APISERVER_EXTRA_ARGS.
 NAME=csiop
 NODES=2
+APISERVER_EXTRA_ARGS=() # up only: extra kube-apiserver flags (e.g. --runtime-config=...)
 parse_args() {
   local allow_nodes=$1
   shift
@@ -67,6 +69,12 @@ parse_args() {
       --nodes=*)
         [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
         NODES=${1#--nodes=}; shift ;;
+      --apiserver-arg)
+        [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
+        [[ $# -ge 2 ]] || die "--apiserver-arg needs a value"; APISERVER_EXTRA_ARGS+=("$2"); shift 2 ;;
+      --apiserver-arg=*)
+        [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
+        APISERVER_EXTRA_ARGS+=("${1#--apiserver-arg=}"); shift ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown argument: $1 (see --help)" ;;
     esac
@@ -132,6 +140,89 @@ stop_component() {
     fi
   fi
   rm -f "${STATE_DIR}/run/${c}.pid"
+}
+
+# Starts component $1 (binary path $2, args...) detached in its own session,
+# logging to logs/$1.log; the PID file holds the PID of the binary itself.
+start_component() {
+  local name=$1
+  shift
+  log "starting ${name}"
+  # shellcheck disable=SC2016 # $$ and "$@" are expanded by the inner shell
+  # The command line, NUL-separated, so `component start` can start it again.
+  printf '%s\0' "$@" >"${STATE_DIR}/run/${name}.argv"
+  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "${STATE_DIR}/run/${name}.pid" "$@" \
+    </dev/null >>"${STATE_DIR}/logs/${name}.log" 2>&1 7>&- 8>&- 9>&- &
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [[ -s "${STATE_DIR}/run/${name}.pid" ]] && return 0
+    sleep 0.1
+  done
+  die "${name} did not start"
+}
+
+fail_component() {
+  local name=$1
+  shift
+  log "ERROR: $* -- last lines of ${STATE_DIR}/logs/${name}.log:"
+  tail -n 30 "${STATE_DIR}/logs/${name}.log" >&2 || true
+  exit 1
+}
+
+# wait_for NAME TIMEOUT_SECONDS COMMAND...: polls COMMAND until it succeeds,
+# failing early if component NAME died.
+wait_for() {
+  local name=$1 timeout=$2 deadline
+  shift 2
+  deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    component_running "${name}" || fail_component "${name}" "${name} exited"
+    ((SECONDS < deadline)) || fail_component "${name}" "${name} not healthy after ${timeout}s"
+    sleep 0.5
+  done
+}
+
+https_healthy() { # PORT PATH
+  [[ $(curl -ksS --max-time 3 "https://127.0.0.1:$1$2") == ok ]]
+}
+
+# Waits until component $1 answers its health check (kwok: has stayed up for
+# 2 s), with the ports recorded in cluster.env.
+wait_component_healthy() {
+  local c=$1 port
+  port=$(sed -n "s/^$(component_port_var "${c}")=//p" "${STATE_DIR}/cluster.env")
+  case "${c}" in
+    etcd) wait_for etcd 30 bash -c "curl -sS --max-time 3 http://127.0.0.1:${port}/health | grep -q '\"health\":\"true\"'" ;;
+    kube-apiserver) wait_for "${c}" 120 https_healthy "${port}" "$(apiserver_readyz)" ;;
+    kube-controller-manager | kube-scheduler) wait_for "${c}" 60 https_healthy "${port}" /healthz ;;
+    *)
+      sleep 2
+      component_running "${c}" || fail_component "${c}" "${c} exited"
+      ;;
+  esac
+}
+
+# The API server's readiness path. A cluster started with extra API server
+# flags (e.g. --runtime-config disabling a built-in resource) excludes
+# informer-sync: the server's own informer for a disabled resource never syncs,
+# while every other check still gates.
+apiserver_readyz() {
+  if grep -q '^APISERVER_EXTRA_ARGS=1$' "${STATE_DIR}/cluster.env" 2>/dev/null; then
+    echo '/readyz?exclude=informer-sync'
+  else
+    echo /readyz
+  fi
+}
+
+component_port_var() {
+  case "$1" in
+    etcd) echo ETCD_CLIENT_PORT ;;
+    kube-apiserver) echo APISERVER_PORT ;;
+    kube-controller-manager) echo KCM_PORT ;;
+    kube-scheduler) echo SCHEDULER_PORT ;;
+    kwok) echo KWOK_PORT ;;
+    *) die "unknown component: $1" ;;
+  esac
 }
 
 stop_all_components() {

@@ -3,31 +3,16 @@
 // tells the truth in its status.
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <csignal>
 #include <fstream>
 #include <iterator>
 #include <memory>
 
 #include "harness.hpp"
+#include "operator_process.hpp"
 
 namespace csiop::e2e {
 namespace {
-
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::string readFile(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -39,85 +24,26 @@ class Operator : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     applyCrds();
-    metricsPort = freePort();
-    const int healthPort = freePort();
-    process = std::make_unique<Background>(
-        std::vector<std::string>{
-            operatorBinary().string(), "run", "--kubeconfig", cluster().kubeconfig.string(),
-            "--metrics-bind-address", "127.0.0.1:" + std::to_string(metricsPort),
-            "--health-probe-bind-address", "127.0.0.1:" + std::to_string(healthPort), "-v", "2"},
-        writeArtifact("operator.log", ""));
-    ASSERT_TRUE(waitFor("the operator is ready", 60s, [&](std::string& seen) {
-      const auto r =
-          run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(healthPort) + "/readyz"});
-      seen = r.out + r.err + process->log();
-      return r.ok();
-    }));
+    // A short resync period: the steady-state window below then covers several resyncs.
+    op = std::make_unique<OperatorProcess>("operator.log",
+                                           std::vector<std::string>{"--resync-period", "10s"});
+    ASSERT_TRUE(op->waitReady(60s));
   }
   static void TearDownTestSuite() {
-    if (process) {
-      process->signal(SIGTERM);
-      const auto code = process->wait(30s);
-      EXPECT_EQ(code, 0) << "the operator did not drain and exit cleanly on SIGTERM\n"
-                         << process->log();
-      process.reset();
+    if (op) {
+      op->process().signal(SIGTERM);
+      const auto code = op->process().wait(30s);
+      EXPECT_EQ(code, 0) << "the operator did not drain and exit cleanly on SIGTERM\n" << op->log();
+      op.reset();
     }
   }
   void TearDown() override {
-    if (HasFailure() && process) {
-      std::cerr << "operator log:\n" << process->log() << "\n";
+    if (HasFailure() && op) {
+      std::cerr << "operator log:\n" << op->log() << "\n";
     }
   }
 
-  static double mutatingRequests() {
-    const auto r =
-        run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(metricsPort) + "/metrics"});
-    const std::string key = "csiop_api_mutating_requests_total ";
-    const auto at = r.out.find("\n" + key);
-    return at == std::string::npos ? -1 : std::stod(r.out.substr(at + 1 + key.size()));
-  }
-
-  // Registers the driver on every node the way the kubelet would: a CSINode
-  // named after the node, owned by it, listing the driver.
-  static void registerDriverOnNodes(const std::string& driver) {
-    const Json nodes = kubectlJson({"get", "nodes"});
-    for (const auto& n : nodes["items"]) {
-      const std::string name = n["metadata"]["name"];
-      Json csinode = {{"apiVersion", "storage.k8s.io/v1"},
-                      {"kind", "CSINode"},
-                      {"metadata",
-                       {{"name", name},
-                        {"ownerReferences", Json::array({{{"apiVersion", "v1"},
-                                                          {"kind", "Node"},
-                                                          {"name", name},
-                                                          {"uid", n["metadata"]["uid"]}}})}}},
-                      {"spec", {{"drivers", Json::array({{{"name", driver}, {"nodeID", name}}})}}}};
-      const auto r = kubectl({"apply", "-f", "-"}, csinode.dump());
-      ASSERT_TRUE(r.ok()) << r;
-    }
-  }
-
-  static std::string condition(const std::string& dd, const std::string& type) {
-    const auto r = kubectl({"get", "dd", dd, "-o",
-                            "jsonpath={.status.conditions[?(@.type==\"" + type + "\")].status}"});
-    return r.out;
-  }
-
-  static bool exists(const std::vector<std::string>& what) {
-    return kubectl([&] {
-             auto a = std::vector<std::string>{"get"};
-             a.insert(a.end(), what.begin(), what.end());
-             return a;
-           }())
-        .ok();
-  }
-
-  static void deleteDd(const std::string& name) {
-    kubectl({"delete", "dd", name, "--ignore-not-found", "--wait=true", "--timeout=60s"});
-  }
-
-  static inline std::unique_ptr<Background> process;
-  static inline int metricsPort = 0;
+  static inline std::unique_ptr<OperatorProcess> op;
 };
 
 TEST_F(Operator, ReconcilesHostpathToReadyOnceEveryNodeRegistered) {
@@ -157,7 +83,7 @@ TEST_F(Operator, ReconcilesHostpathToReadyOnceEveryNodeRegistered) {
   EXPECT_TRUE(
       waitFor("Ready is False while no CSINode lists the driver", 30s, [&](std::string& seen) {
         seen = kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status}"}).out;
-        return condition("hostpath", "Ready") == "False" &&
+        return ddCondition("hostpath", "Ready") == "False" &&
                seen.find("RegistrationPending") != std::string::npos;
       }));
   registerDriverOnNodes("hostpath.csi.k8s.io");
@@ -166,7 +92,7 @@ TEST_F(Operator, ReconcilesHostpathToReadyOnceEveryNodeRegistered) {
         const auto s = kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status}"});
         seen = s.out;
         const auto st = Json::parse(s.out.empty() ? "{}" : s.out);
-        return condition("hostpath", "Ready") == "True" &&
+        return ddCondition("hostpath", "Ready") == "True" &&
                st["nodes"]["registered"] == cluster().nodes &&
                st["nodes"]["desired"] == cluster().nodes;
       }));
@@ -190,16 +116,20 @@ TEST_F(Operator, RecreatesADeletedDaemonSet) {
 
 TEST_F(Operator, SteadyStateIssuesNoWrites) {
   ASSERT_TRUE(waitFor("hostpath is Ready", 60s, [&](std::string& seen) {
-    seen = condition("hostpath", "Ready");
+    seen = ddCondition("hostpath", "Ready");
     return seen == "True";
   }));
   std::this_thread::sleep_for(3s); // let the last status write land
-  const double before = mutatingRequests();
+  const double before = op->mutatingRequests();
+  const double reconcilesBefore = op->metric("csiop_reconcile_total{result=\"success\"}");
   ASSERT_GE(before, 0);
   // Touching the DriverDeployment's metadata triggers a reconcile that must find nothing to do.
   ASSERT_TRUE(kubectl({"annotate", "dd", "hostpath", "example.com/poke=1", "--overwrite"}).ok());
-  std::this_thread::sleep_for(15s);
-  EXPECT_EQ(mutatingRequests(), before) << process->log();
+  // A minute of steady state, the reconcile included: not one write.
+  std::this_thread::sleep_for(60s);
+  EXPECT_EQ(op->mutatingRequests(), before) << op->log();
+  EXPECT_GE(op->metric("csiop_reconcile_total{result=\"success\"}"), reconcilesBefore + 5)
+      << "the window covered the poke and the 10 s resyncs";
 }
 
 TEST_F(Operator, SpecEditsUpdateAndPrune) {
@@ -247,7 +177,7 @@ TEST_F(Operator, ChangingAttachRequiredRecreatesTheCSIDriver) {
                .out;
     return !seen.empty();
   }));
-  EXPECT_EQ(condition("hostpath", "CSIDriverRecreated"), "True");
+  EXPECT_EQ(ddCondition("hostpath", "CSIDriverRecreated"), "True");
 }
 
 TEST_F(Operator, ASecondClaimOnTheDriverNameGetsAConflictAndNothingElse) {
@@ -263,7 +193,7 @@ spec:
 )";
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, second).ok());
   EXPECT_TRUE(waitFor("hostpath-copy reports DriverNameConflict", 30s, [&](std::string& seen) {
-    seen = condition("hostpath-copy", "DriverNameConflict");
+    seen = ddCondition("hostpath-copy", "DriverNameConflict");
     return seen == "True";
   }));
   EXPECT_FALSE(exists({"ds", "hostpath-copy-node", "-n", "csi-hostpath-copy"}));
@@ -272,7 +202,7 @@ spec:
       kubectl({"get", "csidriver", "hostpath.csi.k8s.io", "-o", "jsonpath={.metadata.uid}"}).out,
       uid)
       << "the first owner's CSIDriver is untouched";
-  EXPECT_NE(condition("hostpath", "DriverNameConflict"), "True");
+  EXPECT_NE(ddCondition("hostpath", "DriverNameConflict"), "True");
   deleteDd("hostpath-copy");
   EXPECT_EQ(
       kubectl({"get", "csidriver", "hostpath.csi.k8s.io", "-o", "jsonpath={.metadata.uid}"}).out,
@@ -293,7 +223,7 @@ TEST_F(Operator, DeletingRemovesEverythingWithTheCSIDriverLast) {
   }));
   EXPECT_FALSE(exists({"dd", "hostpath"}));
   EXPECT_TRUE(exists({"namespace", "csi-hostpath"})) << "namespaces are never deleted";
-  const std::string log = process->log();
+  const std::string log = op->log();
   const auto driver = log.rfind("deleting CSIDriver hostpath.csi.k8s.io");
   ASSERT_NE(driver, std::string::npos) << log;
   for (const char* other :

@@ -6,8 +6,8 @@ namespace csiop::controller {
 
 namespace r = kube::resources;
 
-Caches::Caches(kube::Client& client)
-    : driverDeployments(client, r::driverdeployments), csiDrivers(client, r::csidrivers),
+Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
+    : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
       csiNodes(client, r::csinodes), namespaces(client, r::namespaces) {
   for (const auto* ref :
        {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles, &r::rolebindings,
@@ -24,6 +24,17 @@ Informer* Caches::child(const std::string& kind) {
     }
   }
   return nullptr;
+}
+
+const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
+  if (kind == csiDrivers.resource().kind) {
+    return &csiDrivers.resource();
+  }
+  if (kind == namespaces.resource().kind) {
+    return &namespaces.resource();
+  }
+  const Informer* c = child(kind);
+  return c == nullptr ? nullptr : &c->resource();
 }
 
 std::vector<Informer*> Caches::all() {

@@ -82,7 +82,8 @@ CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const s
       changed += (changed.empty() ? "" : " and ") + std::string("volumeLifecycleModes");
     }
   }
-  if (!changed.empty()) {
+  // Immutable in storage.k8s.io/v1 only; the legacy CRD updates them in place.
+  if (!changed.empty() && desired.value("apiVersion", "") == "storage.k8s.io/v1") {
     return {A::Recreate, changed};
   }
   return {contains(*live, desired) ? A::Keep : A::Apply, {}};

@@ -37,10 +37,10 @@ asio::awaitable<void> sleepFor(std::chrono::milliseconds d) {
   co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-// Installs or upgrades the operator's CRD (server-side apply) and waits until
-// the API server serves it.
-asio::awaitable<void> installCrds(kube::Client& client) {
-  for (Json crd : api::parseYaml(embedded::crdYaml())) {
+// Installs or upgrades the CRDs in `yaml` (server-side apply) and waits until
+// the API server serves them.
+asio::awaitable<void> installCrds(kube::Client& client, std::string_view yaml) {
+  for (Json crd : api::parseYaml(yaml)) {
     const std::string name = crd["metadata"]["name"];
     co_await client.apply(kube::resources::customresourcedefinitions, std::move(crd));
     for (int i = 0; i < 300; ++i) {
@@ -58,6 +58,56 @@ asio::awaitable<void> installCrds(kube::Client& client) {
     }
   }
 }
+
+// The CSIDriver API to use: storage.k8s.io/v1 where served (Kubernetes 1.18+),
+// else the csi.storage.k8s.io/v1alpha1 CRD of 1.12-1.13, installed if allowed.
+asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& client,
+                                                               bool mayInstall) {
+  namespace r = kube::resources;
+  if (co_await client.serves(r::csidrivers.group, r::csidrivers.version, r::csidrivers.resource)) {
+    co_return &r::csidrivers;
+  }
+  const auto& legacy = r::legacyCsidrivers;
+  if (!co_await client.serves(legacy.group, legacy.version, legacy.resource)) {
+    if (!mayInstall) {
+      throw std::runtime_error(
+          "the cluster serves neither storage.k8s.io/v1 nor csi.storage.k8s.io/v1alpha1 "
+          "CSIDriver; install crds/legacy/csidrivers.csi.storage.k8s.io.yaml or run without "
+          "--no-install-crds");
+    }
+    spdlog::warn("storage.k8s.io/v1 CSIDriver is not served; installing the legacy "
+                 "csidrivers.csi.storage.k8s.io (v1alpha1) CRD");
+    co_await installCrds(client, embedded::legacyCsiDriverCrdYaml());
+  }
+  spdlog::info("using the legacy csi.storage.k8s.io/v1alpha1 CSIDriver API");
+  co_return &legacy;
+}
+
+// What reconciles: the caches, the event recorder and the reconciler, built
+// once discovery has chosen the CSIDriver API. Every cache change queues the
+// DriverDeployments it concerns.
+struct Controllers {
+  Controllers(kube::Client& client, const kube::ResourceRef& csiDriverApi,
+              runtime::WorkQueue& queue)
+      : caches(client, csiDriverApi), events(client, nowRfc3339),
+        reconciler(client, caches, events, nowRfc3339) {
+    for (Informer* informer : caches.all()) {
+      informer->onChange([this, &queue](const Json* old, const Json* updated) {
+        for (const Json* o : {old, updated}) {
+          if (o != nullptr) {
+            for (const auto& name : reconciler.ownersOf(*o)) {
+              queue.add(name);
+            }
+          }
+        }
+      });
+    }
+  }
+
+  Caches caches;
+  EventRecorder events;
+  Reconciler reconciler;
+};
 
 std::string podNamespace() {
   std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
@@ -93,27 +143,14 @@ int runManager(const ManagerOptions& options) {
     return 1;
   }
 
-  Caches caches(*client);
-  EventRecorder events(*client, nowRfc3339);
-  Reconciler reconciler(*client, caches, events, nowRfc3339);
   runtime::WorkQueue queue(io.get_executor());
-  for (Informer* informer : caches.all()) {
-    informer->onChange([&](const Json* old, const Json* updated) {
-      for (const Json* o : {old, updated}) {
-        if (o != nullptr) {
-          for (const auto& name : reconciler.ownersOf(*o)) {
-            queue.add(name);
-          }
-        }
-      }
-    });
-  }
+  std::unique_ptr<Controllers> ctl; // once start-up (CRDs, discovery) is done
 
   runtime::HealthChecks healthz("healthz");
   runtime::HealthChecks readyz("readyz");
-  readyz.add("informers", [&caches] {
-    return caches.synced() ? runtime::CheckResult::passed()
-                           : runtime::CheckResult::failed("caches not synced yet");
+  readyz.add("informers", [&ctl] {
+    return ctl && ctl->caches.synced() ? runtime::CheckResult::passed()
+                                       : runtime::CheckResult::failed("caches not synced yet");
   });
   std::vector<std::unique_ptr<runtime::HttpServer>> servers;
   try {
@@ -143,9 +180,9 @@ int runManager(const ManagerOptions& options) {
                                   .name = options.leaderElectionId,
                                   .identity = identity()});
   runtime::PeriodicResync resync(io.get_executor(), runtime::steadyClock(), queue,
-                                 [&caches] {
+                                 [&ctl] {
                                    std::vector<std::string> keys;
-                                   for (const Json* dd : caches.driverDeployments.list()) {
+                                   for (const Json* dd : ctl->caches.driverDeployments.list()) {
                                      keys.push_back((*dd)["metadata"]["name"]);
                                    }
                                    return keys;
@@ -160,8 +197,10 @@ int runManager(const ManagerOptions& options) {
       return;
     }
     stopping = true;
-    for (Informer* informer : caches.all()) {
-      informer->stop();
+    if (ctl) {
+      for (Informer* informer : ctl->caches.all()) {
+        informer->stop();
+      }
     }
     resync.stop();
     asio::co_spawn(
@@ -188,7 +227,7 @@ int runManager(const ManagerOptions& options) {
       const auto start = std::chrono::steady_clock::now();
       ReconcileResult result;
       try {
-        result = co_await reconciler.reconcile(*key);
+        result = co_await ctl->reconciler.reconcile(*key);
       } catch (const std::exception& e) {
         result = {ReconcileResult::Outcome::Error, {}, e.what()};
       }
@@ -212,18 +251,28 @@ int runManager(const ManagerOptions& options) {
       }
       queue.done(*key);
       metrics.workqueueDepth.set(static_cast<double>(queue.len()));
-      metrics.driverDeployments.set(static_cast<double>(caches.driverDeployments.size()));
+      metrics.driverDeployments.set(static_cast<double>(ctl->caches.driverDeployments.size()));
     }
   };
 
-  const auto startControllers = [&]() -> asio::awaitable<void> {
-    for (Informer* informer : caches.all()) {
+  // Every replica keeps warm caches (readiness, a fast take-over, the
+  // webhook's duplicate check); only the leader runs the workers that write.
+  const auto startInformers = [&]() -> asio::awaitable<void> {
+    for (Informer* informer : ctl->caches.all()) {
       asio::co_spawn(io, informer->run(), asio::detached);
     }
-    while (!caches.synced() && !stopping) {
+    while (!ctl->caches.synced() && !stopping) {
       co_await sleepFor(std::chrono::milliseconds(50));
     }
-    spdlog::info("caches synced: {} DriverDeployments", caches.driverDeployments.size());
+    spdlog::info("caches synced: {} DriverDeployments", ctl->caches.driverDeployments.size());
+  };
+  const auto startWorkers = [&]() -> asio::awaitable<void> {
+    while (!ctl->caches.synced() && !stopping) {
+      co_await sleepFor(std::chrono::milliseconds(50));
+    }
+    if (stopping) {
+      co_return;
+    }
     resync.start();
     for (int i = 0; i < options.workers; ++i) {
       asio::co_spawn(io, worker(), asio::detached);
@@ -235,30 +284,27 @@ int runManager(const ManagerOptions& options) {
       [&]() -> asio::awaitable<void> {
         try {
           if (options.installCrds) {
-            co_await installCrds(*client);
+            co_await installCrds(*client, embedded::crdYaml());
           }
-          reconciler.csiDriverV1 = co_await client->serves("storage.k8s.io", "v1", "csidrivers");
-          if (!reconciler.csiDriverV1) {
-            spdlog::error("this cluster does not serve storage.k8s.io/v1 CSIDriver");
-            exitCode = 1;
-            shutdown();
-            co_return;
-          }
+          const kube::ResourceRef* csiDriverApi =
+              co_await discoverCsiDriverApi(*client, options.installCrds);
+          ctl = std::make_unique<Controllers>(*client, *csiDriverApi, queue);
         } catch (const std::exception& e) {
           spdlog::error("start-up: {}", e.what());
           exitCode = 1;
           shutdown();
           co_return;
         }
+        asio::co_spawn(io, startInformers(), asio::detached);
         if (!options.leaderElect) {
           metrics.leader.set(1);
-          co_await startControllers();
+          co_await startWorkers();
           co_return;
         }
         co_await elector.run(
             [&] {
               metrics.leader.set(1);
-              asio::co_spawn(io, startControllers(), asio::detached);
+              asio::co_spawn(io, startWorkers(), asio::detached);
             },
             [&] {
               // Stop at once: nothing of this replica may write any more.

@@ -24,19 +24,6 @@ using api::Json;
 using api::metadataField;
 using api::stringField;
 
-const kube::ResourceRef* refFor(const std::string& kind) {
-  static const std::vector<const kube::ResourceRef*> refs = {
-      &r::namespaces,   &r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings,
-      &r::roles,        &r::rolebindings,    &r::daemonsets,   &r::deployments,
-      &r::statefulsets, &r::storageclasses,  &r::csidrivers};
-  for (const auto* ref : refs) {
-    if (ref->kind == kind) {
-      return ref;
-    }
-  }
-  return nullptr;
-}
-
 std::string ownerLabel(const Json& o) {
   const Json labels = o.value("metadata", Json::object()).value("labels", Json::object());
   return stringField(labels, render::kOwnerLabel);
@@ -169,7 +156,7 @@ asio::awaitable<void> Reconciler::ensureFinalizer(Json& dd) {
 
 asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const std::string& uid) {
   const ObjectKey k = keyOf(desired);
-  const kube::ResourceRef* ref = refFor(k.kind);
+  const kube::ResourceRef* ref = caches_.resourceOf(k.kind);
   if (ref == nullptr) {
     co_return k.str() + ": no resource for this kind";
   }
@@ -238,12 +225,13 @@ asio::awaitable<void> Reconciler::claimCSIDriver(const Json& desired) {
   Json claim = {{"apiVersion", desired["apiVersion"]},
                 {"kind", "CSIDriver"},
                 {"metadata", desired["metadata"]},
-                {"spec",
-                 {{"attachRequired", desired["spec"]["attachRequired"]},
-                  {"volumeLifecycleModes",
-                   desired["spec"].value("volumeLifecycleModes", Json::array({"Persistent"}))}}}};
-  co_await client_.create(r::csidrivers, std::move(claim), {.fieldManager = "csi-operator-claim"});
-  Json applied = co_await client_.apply(r::csidrivers, desired);
+                {"spec", {{"attachRequired", desired["spec"]["attachRequired"]}}}};
+  if (desired["spec"].contains("volumeLifecycleModes")) { // not in the legacy API
+    claim["spec"]["volumeLifecycleModes"] = desired["spec"]["volumeLifecycleModes"];
+  }
+  const kube::ResourceRef& ref = caches_.csiDrivers.resource();
+  co_await client_.create(ref, std::move(claim), {.fieldManager = "csi-operator-claim"});
+  Json applied = co_await client_.apply(ref, desired);
   remember(desired, applied);
 }
 
@@ -296,7 +284,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   const api::DriverDeployment& object = loaded.objects.front();
   co_await ensureFinalizer(dd);
 
-  const std::vector<Json> objects = render::render(object, {.csiDriverV1 = csiDriverV1});
+  const std::vector<Json> objects = render::render(object, {.csiDriverV1 = csiDriverV1()});
   const auto driverIt = std::find_if(objects.begin(), objects.end(),
                                      [](const Json& x) { return x["kind"] == "CSIDriver"; });
   const Json& desiredDriver = *driverIt;
@@ -329,7 +317,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     case A::Recreate: {
       const std::string oldUid = metadataField(*liveDriver, "uid");
       const kube::DeleteOptions options = deleteOnly(oldUid);
-      co_await client_.remove(r::csidrivers, "", object.spec.driverName, options);
+      co_await client_.remove(caches_.csiDrivers.resource(), "", object.spec.driverName, options);
       co_await claimCSIDriver(desiredDriver);
       o.csiDriverRecreated = "CSIDriver " + object.spec.driverName + " was recreated because " +
                              decision.detail + " changed (immutable on a CSIDriver)";
@@ -337,7 +325,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       break;
     }
     case A::Apply: {
-      Json applied = co_await client_.apply(r::csidrivers, desiredDriver);
+      Json applied = co_await client_.apply(caches_.csiDrivers.resource(), desiredDriver);
       remember(desiredDriver, applied);
       break;
     }
@@ -388,7 +376,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     try {
       const std::string goneUid = metadataField(gone, "uid");
       const kube::DeleteOptions options = deleteOnly(goneUid, true);
-      co_await client_.remove(*refFor(k.kind), k.namespace_, k.name, options);
+      co_await client_.remove(*caches_.resourceOf(k.kind), k.namespace_, k.name, options);
       applied_.erase(k.str());
       spdlog::info("pruned {} of DriverDeployment {}", k.str(), object.name());
     } catch (const kube::ApiError& e) {
@@ -455,8 +443,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
                       {"labels", {{render::kOwnerLabel, nullptr}}},
                       {"annotations", {{render::kOwnerUidAnnotation, nullptr}}}}}};
       try {
-        co_await client_.patch(*refFor(k.kind), k.namespace_, k.name, kube::PatchType::Merge,
-                               std::move(patch));
+        co_await client_.patch(*caches_.resourceOf(k.kind), k.namespace_, k.name,
+                               kube::PatchType::Merge, std::move(patch));
       } catch (const kube::ApiError& e) {
         if (!e.isNotFound()) {
           throw;
@@ -477,7 +465,7 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
       try {
         const std::string childUid = metadataField(c, "uid");
         const kube::DeleteOptions options = deleteOnly(childUid, true);
-        co_await client_.remove(*refFor(k.kind), k.namespace_, k.name, options);
+        co_await client_.remove(*caches_.resourceOf(k.kind), k.namespace_, k.name, options);
       } catch (const kube::ApiError& e) {
         if (!e.isNotFound()) {
           throw;

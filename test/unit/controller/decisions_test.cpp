@@ -61,6 +61,18 @@ TEST(CSIDriverDecision, RecreatesOnImmutableChanges) {
   EXPECT_EQ(d.detail, "attachRequired and volumeLifecycleModes");
 }
 
+TEST(CSIDriverDecision, LegacyCsiDriverIsUpdatedInPlace) {
+  // csi.storage.k8s.io/v1alpha1 (a CRD) has no immutable fields.
+  Json desired = j(R"({"apiVersion": "csi.storage.k8s.io/v1alpha1", "kind": "CSIDriver",
+    "metadata": {"name": "d.example.com", "annotations": {"csiop.dev/owner-uid": "u1"}},
+    "spec": {"attachRequired": false}})");
+  Json l = live(R"({"attachRequired": true})");
+  l["apiVersion"] = "csi.storage.k8s.io/v1alpha1";
+  EXPECT_EQ(decideCSIDriver(&l, desired, "u1").action, A::Apply);
+  l["spec"]["attachRequired"] = false;
+  EXPECT_EQ(decideCSIDriver(&l, desired, "u1").action, A::Keep);
+}
+
 TEST(CSIDriverDecision, ConflictWhenOwnedByAnotherOrByNobody) {
   Json l = live(R"({"attachRequired": false})", "u2");
   auto d = decideCSIDriver(&l, kDesired, "u1");

@@ -13,7 +13,8 @@
 namespace csiop::controller {
 
 struct Caches {
-  explicit Caches(kube::Client& client);
+  // csiDriverResource: storage.k8s.io/v1 csidrivers, or the legacy CRD's.
+  Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource);
 
   Informer driverDeployments;
   Informer csiDrivers;
@@ -23,6 +24,8 @@ struct Caches {
 
   // The cache of a child kind ("DaemonSet"), or nullptr.
   Informer* child(const std::string& kind);
+  // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
+  const kube::ResourceRef* resourceOf(const std::string& kind);
   std::vector<Informer*> all();
   bool synced();
 };

@@ -34,7 +34,9 @@ public:
   // The DriverDeployments a change of `object` (of any cached kind) concerns.
   std::vector<std::string> ownersOf(const api::Json& object);
 
-  bool csiDriverV1 = true; // from discovery
+  // storage.k8s.io/v1 CSIDriver, or the legacy csi.storage.k8s.io/v1alpha1 CRD
+  // (whichever the caches watch, chosen from discovery at start).
+  bool csiDriverV1() const { return caches_.csiDrivers.resource().group == "storage.k8s.io"; }
 
 private:
   struct Applied {

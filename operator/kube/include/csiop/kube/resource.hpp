@@ -52,6 +52,9 @@ inline const ResourceRef csidrivers{"storage.k8s.io", "v1", "csidrivers", "CSIDr
 inline const ResourceRef csinodes{"storage.k8s.io", "v1", "csinodes", "CSINode", false};
 inline const ResourceRef storageclasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass",
                                         false};
+// csi.storage.k8s.io/v1alpha1: the CSIDriver CRD of Kubernetes 1.12-1.13
+inline const ResourceRef legacyCsidrivers{"csi.storage.k8s.io", "v1alpha1", "csidrivers",
+                                          "CSIDriver", false};
 // apiextensions.k8s.io/v1
 inline const ResourceRef customresourcedefinitions{
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false};

@@ -1,0 +1,98 @@
+#include "operator_process.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+namespace csiop::e2e {
+
+int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    throw E2EError("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  if (!ok)
+    throw E2EError("cannot pick a free loopback port");
+  return ntohs(addr.sin_port);
+}
+
+OperatorProcess::OperatorProcess(const std::string& logName,
+                                 const std::vector<std::string>& extraArgs)
+    : metricsPort_(freeLoopbackPort()), healthPort_(freeLoopbackPort()) {
+  std::vector<std::string> argv = {operatorBinary().string(),
+                                   "run",
+                                   "--kubeconfig",
+                                   cluster().kubeconfig.string(),
+                                   "--metrics-bind-address",
+                                   "127.0.0.1:" + std::to_string(metricsPort_),
+                                   "--health-probe-bind-address",
+                                   "127.0.0.1:" + std::to_string(healthPort_),
+                                   "-v",
+                                   "2"};
+  argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
+  process_ = std::make_unique<Background>(argv, writeArtifact(logName, ""));
+}
+
+bool OperatorProcess::waitReady(std::chrono::milliseconds timeout) {
+  return waitFor("the operator is ready", timeout, [&](std::string& seen) {
+    const auto r =
+        run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(healthPort_) + "/readyz"});
+    seen = r.out + r.err + process_->log();
+    return r.ok();
+  });
+}
+
+double OperatorProcess::metric(const std::string& series) const {
+  const auto r =
+      run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(metricsPort_) + "/metrics"});
+  if (!r.ok())
+    return -1;
+  const std::string key = "\n" + series + " ";
+  const auto at = ("\n" + r.out).find(key);
+  return at == std::string::npos ? -1 : std::stod(r.out.substr(at + key.size() - 1));
+}
+
+void registerDriverOnNodes(const std::string& driver) {
+  const Json nodes = kubectlJson({"get", "nodes"});
+  for (const auto& n : nodes["items"]) {
+    const std::string name = n["metadata"]["name"];
+    Json csinode = {{"apiVersion", "storage.k8s.io/v1"},
+                    {"kind", "CSINode"},
+                    {"metadata",
+                     {{"name", name},
+                      {"ownerReferences", Json::array({{{"apiVersion", "v1"},
+                                                        {"kind", "Node"},
+                                                        {"name", name},
+                                                        {"uid", n["metadata"]["uid"]}}})}}},
+                    {"spec", {{"drivers", Json::array({{{"name", driver}, {"nodeID", name}}})}}}};
+    const auto r = kubectl({"apply", "-f", "-"}, csinode.dump());
+    ASSERT_TRUE(r.ok()) << r;
+  }
+}
+
+std::string ddCondition(const std::string& dd, const std::string& type) {
+  return kubectl({"get", "dd", dd, "-o",
+                  "jsonpath={.status.conditions[?(@.type==\"" + type + "\")].status}"})
+      .out;
+}
+
+bool exists(const std::vector<std::string>& what) {
+  std::vector<std::string> args = {"get"};
+  args.insert(args.end(), what.begin(), what.end());
+  return kubectl(args).ok();
+}
+
+void deleteDd(const std::string& name) {
+  kubectl({"delete", "dd", name, "--ignore-not-found", "--wait=true", "--timeout=60s"});
+}
+
+} // namespace csiop::e2e

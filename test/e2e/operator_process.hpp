@@ -1,0 +1,51 @@
+// `csi-operator run` under test, and the kubectl-level checks the operator suites share.
+//
+//   OperatorProcess op("operator.log", {"--leader-elect"});  starts it (metrics and probes on
+//                                                            free loopback ports, log in an
+//                                                            artifact); SIGKILLed if destroyed
+//   op.waitReady(60s)                                        /readyz answers 200
+//   op.metric("csiop_leader")                                a sample of its /metrics (-1: none)
+//   op.mutatingRequests()                                    csiop_api_mutating_requests_total
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+
+namespace csiop::e2e {
+
+int freeLoopbackPort();
+
+class OperatorProcess {
+public:
+  // Runs `csi-operator run --kubeconfig <cluster> <extra...>` with -v 2.
+  OperatorProcess(const std::string& logName, const std::vector<std::string>& extraArgs = {});
+
+  bool waitReady(std::chrono::milliseconds timeout);
+  // The value of the first sample whose line starts with `series` ("name" or
+  // "name{labels}"), or -1 if there is none or /metrics does not answer.
+  double metric(const std::string& series) const;
+  double mutatingRequests() const { return metric("csiop_api_mutating_requests_total"); }
+
+  Background& process() { return *process_; }
+  std::string log() const { return process_->log(); }
+
+private:
+  int metricsPort_ = 0;
+  int healthPort_ = 0;
+  std::unique_ptr<Background> process_;
+};
+
+// Registers `driver` on every node the way the kubelet would: a CSINode named
+// after the node, owned by it, listing the driver.
+void registerDriverOnNodes(const std::string& driver);
+// status of condition `type` of DriverDeployment `dd` ("" if absent)
+std::string ddCondition(const std::string& dd, const std::string& type);
+// `kubectl get <what...>` succeeds
+bool exists(const std::vector<std::string>& what);
+void deleteDd(const std::string& name);
+
+} // namespace csiop::e2e
