@@ -74,6 +74,23 @@ bool converged(const std::string& name, std::string& seen) {
   return true;
 }
 
+// Sets the driver's args of hostpathAs(`name`) to [`arg`] and waits until the node plugin's
+// DaemonSet carries them.
+bool editIsRolledOut(const std::string& name, const std::string& arg) {
+  const Json patch = {{"spec", {{"driver", {{"args", Json::array({arg})}}}}}};
+  const auto r = kubectl({"patch", "dd", name, "--type=merge", "-p", patch.dump()});
+  if (!r.ok()) {
+    ADD_FAILURE() << r;
+    return false;
+  }
+  return waitFor("the edit of " + name + " is rolled out", 60s, [&](std::string& seen) {
+    seen = kubectl({"get", "ds", name + "-node", "-n", "csi-" + name, "-o",
+                    "jsonpath={.spec.template.spec.containers[0].args}"})
+               .out;
+    return seen == Json::array({arg}).dump();
+  });
+}
+
 std::string uidOf(const std::vector<std::string>& what) {
   std::vector<std::string> args = {"get"};
   args.insert(args.end(), what.begin(), what.end());
@@ -193,15 +210,7 @@ TEST_F(OperatorResilience, RecoversFromAnApiServerRestartAndSeesWhatChangedMeanw
       std::regex_search(log, std::regex("watch daemonsets from [0-9]+: expired; relisting")))
       << log;
   // And it keeps reconciling: a spec edit is rolled out.
-  ASSERT_TRUE(kubectl({"patch", "dd", "away", "--type=merge", "-p",
-                       R"({"spec": {"driver": {"args": ["--v=4"]}}})"})
-                  .ok());
-  EXPECT_TRUE(waitFor("the edit after the restart is rolled out", 60s, [&](std::string& seen) {
-    seen = kubectl({"get", "ds", "away-node", "-n", "csi-away", "-o",
-                    "jsonpath={.spec.template.spec.containers[0].args}"})
-               .out;
-    return seen == R"(["--v=4"])";
-  }));
+  EXPECT_TRUE(editIsRolledOut("away", "--v=4"));
   deleteDd("away");
   kubectl({"delete", "namespace", "csi-away", "--wait=false"});
 }
@@ -244,15 +253,7 @@ TEST_F(OperatorResilience, UnderLeaderElectionOnlyTheLeaderWritesAndAFollowerTak
         seen = follower->log();
         return follower->metric("csiop_leader") == 1;
       }));
-  ASSERT_TRUE(kubectl({"patch", "dd", "elect", "--type=merge", "-p",
-                       R"({"spec": {"driver": {"args": ["--v=3"]}}})"})
-                  .ok());
-  EXPECT_TRUE(waitFor("the new leader rolls out an edit", 60s, [&](std::string& seen) {
-    seen = kubectl({"get", "ds", "elect-node", "-n", "csi-elect", "-o",
-                    "jsonpath={.spec.template.spec.containers[0].args}"})
-               .out;
-    return seen == R"(["--v=3"])";
-  }));
+  EXPECT_TRUE(editIsRolledOut("elect", "--v=3"));
   EXPECT_GT(follower->mutatingRequests(), followerWrites);
   deleteDd("elect");
   kubectl({"delete", "namespace", "csi-elect", "--wait=false"});
