@@ -12,6 +12,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -105,8 +106,12 @@ std::optional<BindAddress> parseBindAddress(std::string_view flag) {
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   struct Connection {
-    beast::tcp_stream stream;
-    bool idle = true; // waiting for the first byte of a request
+    beast::tcp_stream stream; // deadlines and closing; TLS runs on top of it
+    bool idle = true;         // waiting for the first byte of a request
+  };
+  struct Route {
+    HttpHandler handler;
+    HttpMethods methods;
   };
 
   Impl(asio::any_io_executor ex, std::optional<BindAddress> bind, HttpServerOptions opts)
@@ -115,7 +120,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::any_io_executor executor;
   std::optional<BindAddress> address;
   HttpServerOptions options;
-  std::unordered_map<std::string, HttpHandler> handlers;
+  std::unordered_map<std::string, Route> handlers;
   std::optional<tcp::acceptor> acceptor;
   std::uint16_t boundPort = 0;
   bool started = false;
@@ -134,7 +139,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void stop();
   static asio::awaitable<void> acceptLoop(std::shared_ptr<Impl> self);
   static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket);
-  asio::awaitable<void> serve(Connection& connection);
+  template <class Stream>
+  asio::awaitable<void> serve(Connection& connection, Stream& stream,
+                              std::chrono::steady_clock::time_point acceptedAt);
   HttpResponse dispatch(const http::request<http::string_body>& request);
 };
 
@@ -241,8 +248,26 @@ asio::awaitable<void> HttpServer::Impl::acceptLoop(std::shared_ptr<Impl> self) {
 asio::awaitable<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket socket) {
   Connection connection{beast::tcp_stream(std::move(socket))};
   self->connections.insert(&connection);
+  const auto acceptedAt = std::chrono::steady_clock::now();
   try {
-    co_await self->serve(connection);
+    if (self->options.tls) {
+      // The context of this connection, kept alive for as long as it lasts.
+      const std::shared_ptr<asio::ssl::context> context = self->options.tls();
+      if (!context) {
+        throw std::runtime_error("no TLS context");
+      }
+      asio::ssl::stream<beast::tcp_stream&> tls(connection.stream, *context);
+      connection.stream.expires_at(acceptedAt + self->options.readTimeout);
+      auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::server,
+                                               asio::as_tuple(asio::use_awaitable));
+      if (ec) {
+        self->report("http server: TLS handshake failed: " + ec.message());
+      } else {
+        co_await self->serve(connection, tls, acceptedAt);
+      }
+    } else {
+      co_await self->serve(connection, connection.stream, acceptedAt);
+    }
   } catch (const std::exception& e) {
     self->report(std::string("http server: connection failed: ") + e.what());
   }
@@ -253,11 +278,12 @@ asio::awaitable<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp:
   --self->open;
 }
 
-asio::awaitable<void> HttpServer::Impl::serve(Connection& connection) {
+template <class Stream>
+asio::awaitable<void> HttpServer::Impl::serve(Connection& connection, Stream& stream,
+                                              std::chrono::steady_clock::time_point acceptedAt) {
   using Clock = std::chrono::steady_clock;
-  auto& stream = connection.stream;
+  auto& transport = connection.stream; // deadlines apply to every read and write through it
   beast::flat_buffer buffer;
-  const auto acceptedAt = Clock::now();
   bool first = true;
   for (;;) {
     if (stopping) {
@@ -267,8 +293,8 @@ asio::awaitable<void> HttpServer::Impl::serve(Connection& connection) {
     // of the accept; later ones within idleTimeout of the previous response.
     if (buffer.size() == 0) {
       connection.idle = true;
-      stream.expires_at(first ? acceptedAt + options.readTimeout
-                              : Clock::now() + options.idleTimeout);
+      transport.expires_at(first ? acceptedAt + options.readTimeout
+                                 : Clock::now() + options.idleTimeout);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096),
                                                      asio::as_tuple(asio::use_awaitable));
       connection.idle = false;
@@ -282,8 +308,8 @@ asio::awaitable<void> HttpServer::Impl::serve(Connection& connection) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(options.maxHeaderBytes));
     parser.body_limit(options.maxBodyBytes);
-    stream.expires_at(first ? acceptedAt + options.readTimeout
-                            : Clock::now() + options.readTimeout);
+    transport.expires_at(first ? acceptedAt + options.readTimeout
+                               : Clock::now() + options.readTimeout);
     auto [readError, bytes] =
         co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     if (readError) {
@@ -302,14 +328,14 @@ asio::awaitable<void> HttpServer::Impl::serve(Connection& connection) {
         setCommonHeaders(message, response, false);
         message.body() = response.body;
         message.prepare_payload();
-        stream.expires_after(options.writeTimeout);
+        transport.expires_after(options.writeTimeout);
         co_await http::async_write(stream, message, asio::as_tuple(asio::use_awaitable));
         // The rest of the request is unread; half-close and let the client
         // read the answer before the connection goes (a close with unread
         // data would reset it).
         boost::system::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-        stream.expires_after(std::chrono::milliseconds(500));
+        transport.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        transport.expires_after(std::chrono::milliseconds(500));
         for (std::size_t drained = 0; drained < 1024 * 1024;) {
           buffer.clear();
           auto [drainError, n] = co_await stream.async_read_some(
@@ -326,7 +352,7 @@ asio::awaitable<void> HttpServer::Impl::serve(Connection& connection) {
     const auto& request = parser.get();
     const HttpResponse response = dispatch(request);
     const bool keepAlive = request.keep_alive() && !stopping;
-    stream.expires_after(options.writeTimeout);
+    transport.expires_after(options.writeTimeout);
     boost::system::error_code writeError;
     if (request.method() == http::verb::head) {
       http::response<http::empty_body> message;
@@ -363,17 +389,23 @@ HttpResponse HttpServer::Impl::dispatch(const http::request<http::string_body>& 
   if (serverGone) {
     return textResponse(503, "shutting down\n");
   }
-  const auto handler = handlers.find(view.path);
-  if (handler == handlers.end()) {
+  const auto route = handlers.find(view.path);
+  if (route == handlers.end()) {
     return textResponse(404, "404 page not found\n");
   }
-  if (request.method() != http::verb::get && request.method() != http::verb::head) {
+  const bool post = route->second.methods == HttpMethods::Post;
+  if (post ? request.method() != http::verb::post
+           : request.method() != http::verb::get && request.method() != http::verb::head) {
     HttpResponse response = textResponse(405, "method not allowed\n");
-    response.headers.emplace_back("Allow", "GET, HEAD");
+    response.headers.emplace_back("Allow", post ? "POST" : "GET, HEAD");
     return response;
   }
+  view.contentType = std::string(request[http::field::content_type]);
+  if (post) {
+    view.body = request.body();
+  }
   try {
-    HttpResponse response = handler->second(view);
+    HttpResponse response = route->second.handler(view);
     if (response.status < 100 || response.status > 999) {
       throw std::logic_error("handler returned status " + std::to_string(response.status));
     }
@@ -397,8 +429,8 @@ HttpServer::~HttpServer() {
   impl_->handlers.clear();
 }
 
-void HttpServer::handle(std::string path, HttpHandler handler) {
-  impl_->handlers.insert_or_assign(std::move(path), std::move(handler));
+void HttpServer::handle(std::string path, HttpHandler handler, HttpMethods methods) {
+  impl_->handlers.insert_or_assign(std::move(path), Impl::Route{std::move(handler), methods});
 }
 
 void HttpServer::start() {

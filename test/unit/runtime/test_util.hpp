@@ -92,7 +92,9 @@ T runCoroutine(boost::asio::io_context& io, boost::asio::awaitable<T> work,
   if (outcome->error) {
     std::rethrow_exception(outcome->error);
   }
-  return std::move(*outcome->value);
+  if constexpr (!std::is_void_v<T>) {
+    return std::move(*outcome->value);
+  }
 }
 
 } // namespace csiop::runtime::test

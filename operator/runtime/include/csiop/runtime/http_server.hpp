@@ -1,4 +1,5 @@
-// Plain HTTP/1.1 server (Boost.Beast) for the probe and metrics endpoints.
+// HTTP/1.1 server (Boost.Beast) for the probe, metrics and webhook endpoints,
+// plain or over TLS.
 //
 // - Binds to an operator-style address flag: ":8081" (every interface; IPv6
 //   dual-stack when available, else IPv4), "127.0.0.1:8080", "[::1]:8080",
@@ -6,9 +7,13 @@
 //   --metrics-bind-address / --health-probe-bind-address). Port 0 binds an
 //   ephemeral port; port() tells which.
 // - Serves registered handlers by exact path (query string ignored for
-//   matching): 404 for an unknown path, 405 (with Allow) for a method other
-//   than GET or HEAD. HEAD gets GET's headers without the body. A handler
-//   that throws gives a 500.
+//   matching): 404 for an unknown path, 405 (with Allow) for a method the
+//   handler does not take (GET and HEAD, or POST). HEAD gets GET's headers
+//   without the body. A handler that throws gives a 500.
+// - TLS when options.tls is set: it is asked for the context of every new
+//   connection, so a reloaded certificate serves new connections while those
+//   already open finish on the one they began with. The handshake counts
+//   against the read deadline of the first request.
 // - Robust against slow or hostile clients: header and body size limits (431,
 //   413), a deadline for reading each request (a client trickling bytes is
 //   dropped), an idle timeout between keep-alive requests, a write timeout, a
@@ -35,6 +40,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 namespace csiop::runtime {
 
@@ -43,7 +49,11 @@ struct HttpRequest {
   std::string target{}; // as sent, e.g. "/readyz?verbose"
   std::string path{};   // target up to '?'
   std::string query{};  // after '?', empty if none
+  std::string contentType{};
+  std::string body{}; // POST only
 };
+
+enum class HttpMethods { GetHead, Post };
 
 struct HttpResponse {
   unsigned status = 200; // 100..999
@@ -74,8 +84,10 @@ struct HttpServerOptions {
   std::chrono::milliseconds idleTimeout{60'000};
   std::chrono::milliseconds writeTimeout{10'000};
   std::size_t maxConnections = 512;
-  // Told about handler exceptions and accept errors (optional).
+  // Told about handler exceptions, accept errors and failed TLS handshakes (optional).
   std::function<void(std::string_view)> onError{};
+  // Serve HTTPS with the context this returns for each new connection (optional).
+  std::function<std::shared_ptr<boost::asio::ssl::context>()> tls{};
 };
 
 class HttpServer {
@@ -90,7 +102,7 @@ public:
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Routes `path` (exact match) to `handler`; replaces an earlier one.
-  void handle(std::string path, HttpHandler handler);
+  void handle(std::string path, HttpHandler handler, HttpMethods methods = HttpMethods::GetHead);
 
   // Binds, listens and starts accepting. Does nothing when disabled. Throws
   // std::runtime_error when the address cannot be bound (e.g. in use).
