@@ -1,0 +1,46 @@
+#include "context.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+namespace csiop::bench {
+
+namespace asio = boost::asio;
+
+namespace {
+const Clock::time_point programStart = Clock::now();
+} // namespace
+
+void progress(const std::string& message) {
+  char stamp[32];
+  std::snprintf(stamp, sizeof stamp, "[%7.1fs] ",
+                std::chrono::duration<double>(Clock::now() - programStart).count());
+  std::cerr << stamp << message << std::endl;
+}
+
+asio::awaitable<bool> waitUntil(Context& ctx, std::function<bool()> done,
+                                std::chrono::milliseconds timeout,
+                                std::chrono::milliseconds interval) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (done()) {
+      co_return true;
+    }
+    if (!ctx.operatorProcess.running()) {
+      throw std::runtime_error("the operator exited (code " +
+                               std::to_string(ctx.operatorProcess.exitCode().value_or(-1)) +
+                               "); see " + ctx.operatorLog);
+    }
+    if (Clock::now() >= deadline) {
+      co_return false;
+    }
+    co_await pause(interval);
+  }
+}
+
+double millisSince(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+} // namespace csiop::bench

@@ -1,0 +1,90 @@
+// operator_bench: what `csi-operator run` costs against a real control plane.
+//
+//   build/bench/operator_bench [--kubeconfig K] [--nodes 50] [--keep-cluster] [--operator BIN]
+//
+// Starts (or reuses) the local cluster `bench` of test/cluster with 50 kwok nodes unless given
+// a kubeconfig, starts the operator as a child process with metrics on a free port, and prints:
+// apply -> all children created and apply -> Ready latencies (p50/p99) for one DriverDeployment
+// (repeated) and for 100 applied at once; API requests per reconcile and mutating requests per
+// DriverDeployment; mutating requests in a steady-state window (should be 0); the operator's
+// VmRSS/VmHWM idle and with 100 DriverDeployments. Progress goes to stderr, the table to
+// stdout. It measures, it asserts nothing; the exit code only says whether every scenario ran.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "bench.hpp"
+#include "cluster.hpp"
+#include "context.hpp"
+#include "machine.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+int main(int argc, char** argv) {
+  using namespace csiop::bench;
+  Options o;
+  o.operatorBinary = CSIOP_OPERATOR_BINARY;
+  CLI::App app{"Benchmark of csi-operator run against a local control plane", "operator_bench"};
+  app.add_option("--kubeconfig", o.kubeconfig,
+                 "Use this cluster instead of starting test/cluster (it is left running)");
+  app.add_option("--cluster-name", o.clusterName, "Name of the test/cluster cluster to start")
+      ->check([](const std::string& name) {
+        return name == "e2e" || name == "demo" ? "the clusters e2e and demo belong to the tests "
+                                                 "and the demo; choose another name"
+                                               : std::string();
+      })
+      ->capture_default_str();
+  app.add_option("--nodes", o.nodes, "Nodes of the cluster it starts")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_flag("--keep-cluster", o.keepCluster, "Leave the started cluster running");
+  app.add_option("--operator", o.operatorBinary, "The csi-operator binary")
+      ->check(CLI::ExistingFile)
+      ->capture_default_str();
+  app.add_option(
+      "--operator-arg", o.operatorArgs,
+      "Extra argument for `csi-operator run` (repeatable), e.g. --operator-arg=--workers=8");
+  app.add_option("--iterations", o.singleIterations, "Rounds of the 1-DriverDeployment case")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--many", o.many, "DriverDeployments applied at once")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--steady-seconds", o.steadySeconds, "Steady-state window after convergence")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--timeout", o.timeoutSeconds, "Seconds allowed for each wait")
+      ->check(CLI::Range(10, 7200))
+      ->capture_default_str();
+  app.add_option("--work-dir", o.workDir, "Where the operator log goes (default: a new /tmp dir)");
+  CLI11_PARSE(app, argc, argv);
+
+  Report report;
+  report.machine = describeMachine();
+  report.loadStart = loadAverage();
+  const auto start = Clock::now();
+  const bool startCluster = o.kubeconfig.empty();
+  std::filesystem::path kubeconfig = o.kubeconfig;
+  int code = 1;
+  try {
+    if (startCluster) {
+      progress("test/cluster/up --name " + o.clusterName + " --nodes " + std::to_string(o.nodes));
+      kubeconfig = clusterUp(CSIOP_SOURCE_DIR, o.clusterName, o.nodes);
+      report.cluster = "test/cluster '" + o.clusterName + "' (started by the benchmark)";
+    } else {
+      report.cluster = "kubeconfig " + o.kubeconfig;
+    }
+    code = runBench(o, kubeconfig, !startCluster || o.keepCluster, report);
+  } catch (const std::exception& e) {
+    report.problems.push_back(e.what());
+    code = 1;
+  }
+  if (startCluster && !o.keepCluster) {
+    progress("test/cluster/down --name " + o.clusterName);
+    clusterDown(CSIOP_SOURCE_DIR, o.clusterName);
+  }
+  report.loadEnd = loadAverage();
+  report.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  printReport(std::cout, report);
+  return code;
+}

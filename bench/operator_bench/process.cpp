@@ -1,0 +1,194 @@
+#include "process.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace csiop::bench {
+namespace {
+
+std::runtime_error systemError(const std::string& what) {
+  return std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+// argv as execv wants it; the strings must outlive the call.
+std::vector<char*> cArgv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) {
+    out.push_back(const_cast<char*>(a.c_str()));
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+int decodeStatus(int status) {
+  if (WIFEXITED(status)) {
+    return WEXITSTATUS(status);
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+} // namespace
+
+Captured runCapture(const std::vector<std::string>& argv) {
+  if (argv.empty()) {
+    throw std::invalid_argument("runCapture: empty argv");
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw systemError("pipe");
+  }
+  auto args = cArgv(argv);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    throw systemError("fork");
+  }
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    const int devNull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devNull, STDIN_FILENO);
+    ::close_range(3, ~0U, 0); // e.g. the benchmark's API connections
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  Captured result;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n > 0) {
+      result.out.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exitCode = decodeStatus(status);
+  return result;
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  if (argv.empty()) {
+    throw std::invalid_argument("ChildProcess: empty argv");
+  }
+  const int logFd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (logFd < 0) {
+    throw systemError("open " + log.string());
+  }
+  auto args = cArgv(argv);
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    ::close(logFd);
+    throw systemError("fork");
+  }
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) {
+      ::_exit(1); // the benchmark died before prctl
+    }
+    const int devNull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devNull, STDIN_FILENO);
+    ::dup2(logFd, STDOUT_FILENO);
+    ::dup2(logFd, STDERR_FILENO);
+    ::close_range(3, ~0U, 0); // the benchmark's API connections are not the operator's
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(logFd);
+}
+
+ChildProcess::~ChildProcess() {
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+}
+
+bool ChildProcess::running() {
+  if (exit_) {
+    return false;
+  }
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exit_ = decodeStatus(status);
+    return false;
+  }
+  return r == 0;
+}
+
+void ChildProcess::signal(int sig) {
+  if (running()) {
+    ::kill(pid_, sig);
+  }
+}
+
+int ChildProcess::stop(std::chrono::milliseconds grace) {
+  signal(SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    exit_ = decodeStatus(status);
+  }
+  return exit_.value_or(-1);
+}
+
+MemoryUsage readMemory(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  MemoryUsage m;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto value = [&](const char* key) {
+      return line.rfind(key, 0) == 0 ? std::stol(line.substr(std::strlen(key))) : -1L;
+    };
+    if (line.rfind("VmRSS:", 0) == 0) {
+      m.rssKb = value("VmRSS:");
+    } else if (line.rfind("VmHWM:", 0) == 0) {
+      m.hwmKb = value("VmHWM:");
+    }
+  }
+  return m;
+}
+
+int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    throw systemError("socket");
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    throw systemError("bind 127.0.0.1:0");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+} // namespace csiop::bench

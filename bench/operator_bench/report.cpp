@@ -1,0 +1,147 @@
+#include "report.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include "stats.hpp"
+
+namespace csiop::bench {
+namespace {
+
+std::string format(const char* fmt, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, fmt, value);
+  return buffer;
+}
+
+std::string counts(const std::map<std::string, double>& byKey) {
+  std::string out;
+  for (const auto& [key, value] : byKey) {
+    out += (out.empty() ? "" : ", ") + key + " " + format("%.0f", value);
+  }
+  return out.empty() ? "-" : out;
+}
+
+void latencyRow(std::ostream& out, const std::string& what, const std::vector<double>& ms,
+                int expected) {
+  char line[160];
+  if (ms.empty()) {
+    std::snprintf(line, sizeof line, "  %-38s %5d/%-4d %8s %8s %8s %8s\n", what.c_str(), 0,
+                  expected, "-", "-", "-", "-");
+  } else {
+    const Summary s = summarize(ms);
+    std::snprintf(line, sizeof line, "  %-38s %5zu/%-4d %8.0f %8.0f %8.0f %8.0f\n", what.c_str(),
+                  s.n, expected, s.min, s.p50, s.p99, s.max);
+  }
+  out << line;
+}
+
+void usageRows(std::ostream& out, const ApiUsage& u, int driverDeployments) {
+  out << "    window                               " << format("%.1f s", u.seconds) << "\n";
+  out << "    reconciles                           " << format("%.0f", u.reconciles) << "  ("
+      << counts(u.reconcilesByResult) << ")\n";
+  out << "    API requests                         " << format("%.0f", u.requests) << "  ("
+      << counts(u.requestsByVerb) << ")\n";
+  out << "    API requests by code                 " << counts(u.requestsByCode) << "\n";
+  out << "    API requests per reconcile           "
+      << (u.reconciles > 0 ? format("%.2f", u.requests / u.reconciles) : "-") << "\n";
+  out << "    mutating requests                    " << format("%.0f", u.mutating) << "\n";
+  if (driverDeployments > 0) {
+    out << "    mutating requests per DD created     "
+        << format("%.2f", u.mutating / driverDeployments) << "\n";
+    out << "    reconciles per DD                    "
+        << format("%.2f", u.reconciles / driverDeployments) << "\n";
+  }
+}
+
+void memoryRow(std::ostream& out, const std::string& what, const std::optional<MemoryUsage>& m) {
+  char line[160];
+  if (!m) {
+    std::snprintf(line, sizeof line, "  %-38s %10s %10s\n", what.c_str(), "-", "-");
+  } else {
+    std::snprintf(line, sizeof line, "  %-38s %7.1f MiB %6.1f MiB\n", what.c_str(),
+                  static_cast<double>(m->rssKb) / 1024.0, static_cast<double>(m->hwmKb) / 1024.0);
+  }
+  out << line;
+}
+
+std::string kindsSummary(const std::vector<ObjectKey>& objects) {
+  std::map<std::string, int> kinds;
+  for (const auto& k : objects) {
+    ++kinds[k.kind];
+  }
+  std::string out;
+  for (const auto& [kind, n] : kinds) {
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+  }
+  return out;
+}
+
+} // namespace
+
+void printReport(std::ostream& out, const Report& r) {
+  out << "\n== csi-operator benchmark ==\n";
+  out << "machine     " << r.machine.cpus << " CPUs (nproc), " << r.machine.cpuModel << ", "
+      << format("%.1f", static_cast<double>(r.machine.memTotalKb) / 1024.0 / 1024.0)
+      << " GiB RAM, Linux " << r.machine.kernel << "\n";
+  out << "load avg    " << r.loadStart << " at start, " << r.loadEnd
+      << " at end (1/5/15 min; the machine may be shared)\n";
+  out << "cluster     " << r.cluster << ", " << r.nodes << " nodes, Kubernetes "
+      << r.kubernetesVersion << "\n";
+  out << "operator    " << r.operatorCommand << "\n";
+  out << "            log: " << r.operatorLog << "\n";
+  out << "workload    hostpath-like DriverDeployment (examples/hostpath.yaml, own name, driver "
+         "name, namespace, StorageClass), "
+      << r.objectsPerDriverDeployment.size()
+      << " rendered objects each: " << kindsSummary(r.objectsPerDriverDeployment) << "\n";
+  out << "            the driver is registered in every node's CSINode before the apply\n";
+
+  out << "\nlatency (ms; from the create/delete response; nearest-rank percentiles, so p99 of "
+         "20 samples is the max)\n";
+  out << "                                           done     min      p50      p99      max\n";
+  latencyRow(out, "1 DD: apply -> all children created", r.single.childrenMs, r.singleIterations);
+  latencyRow(out, "1 DD: apply -> Ready", r.single.readyMs, r.singleIterations);
+  latencyRow(out, "1 DD: delete -> gone", r.single.deleteMs, r.singleIterations);
+  latencyRow(out, std::to_string(r.many) + " DDs: apply -> all children created",
+             r.manySeries.childrenMs, r.many);
+  latencyRow(out, std::to_string(r.many) + " DDs: apply -> Ready", r.manySeries.readyMs, r.many);
+  latencyRow(out, std::to_string(r.many) + " DDs: delete -> gone", r.manySeries.deleteMs, r.many);
+  const auto span = [&](const char* what, const std::optional<double>& ms) {
+    out << "  " << what << (ms ? format("%.0f ms", *ms) : "-") << "\n";
+  };
+  out << "  " << r.many << " DDs, whole batch:\n";
+  span("  creates sent -> last create returned    ", r.manyCreateSpanMs);
+  span("  creates sent -> every child of every DD ", r.manyAllChildrenMs);
+  span("  creates sent -> every DD Ready          ", r.manyAllReadyMs);
+  span("  deletes sent -> every DD gone           ", r.manyDeleteAllMs);
+
+  out << "\nAPI requests (operator metrics)\n";
+  out << "  " << r.many << "-DD run (creates -> all Ready -> operator idle 3 s):\n";
+  if (r.manyRun) {
+    usageRows(out, *r.manyRun, r.many);
+  } else {
+    out << "    -\n";
+  }
+  out << "  steady state after convergence:\n";
+  if (r.steady) {
+    usageRows(out, *r.steady, 0);
+  } else {
+    out << "    -\n";
+  }
+
+  out << "\noperator memory                               VmRSS      VmHWM\n";
+  memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);
+  memoryRow(out, std::to_string(r.many) + " DDs on " + std::to_string(r.nodes) + " nodes",
+            r.loadedMemory);
+
+  out << "\nbenchmark   " << r.watchEvents << " watch events read, wall time "
+      << format("%.0f s", r.wallSeconds) << "\n";
+  if (!r.problems.empty()) {
+    out << "\nproblems:\n";
+    for (const auto& p : r.problems) {
+      out << "  - " << p << "\n";
+    }
+  }
+}
+
+} // namespace csiop::bench

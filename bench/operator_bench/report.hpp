@@ -1,0 +1,54 @@
+// Everything the benchmark measured, filled in as it goes (a failed run still prints what it
+// got), and the table it prints.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "machine.hpp"
+#include "metrics.hpp"
+#include "process.hpp"
+#include "workload.hpp"
+
+namespace csiop::bench {
+
+struct LatencySeries {
+  std::vector<double> childrenMs; // create returned -> last rendered object seen
+  std::vector<double> readyMs;    // create returned -> Ready=True seen
+  std::vector<double> deleteMs;   // delete returned -> DriverDeployment gone
+};
+
+struct Report {
+  Machine machine;
+  std::string loadStart;
+  std::string loadEnd;
+  std::string cluster; // how it was obtained
+  int nodes = 0;
+  std::string kubernetesVersion;
+  std::string operatorCommand;
+  std::string operatorLog;
+  std::vector<ObjectKey> objectsPerDriverDeployment; // of one DriverDeployment
+
+  int singleIterations = 0;
+  LatencySeries single;
+  int many = 0;
+  LatencySeries manySeries;
+  std::optional<double> manyCreateSpanMs;  // first create sent -> last create returned
+  std::optional<double> manyAllChildrenMs; // first create sent -> every child of every DD seen
+  std::optional<double> manyAllReadyMs;    // first create sent -> every DD Ready
+  std::optional<double> manyDeleteAllMs;   // first delete sent -> every DD gone
+  std::optional<ApiUsage> manyRun;         // creates -> all Ready -> operator idle
+  std::optional<ApiUsage> steady;          // the window after that
+  std::optional<MemoryUsage> idleMemory;
+  std::optional<MemoryUsage> loadedMemory;
+  std::size_t watchEvents = 0; // read by the benchmark's watches
+
+  std::vector<std::string> problems;
+  double wallSeconds = 0;
+};
+
+void printReport(std::ostream& out, const Report& report);
+
+} // namespace csiop::bench

@@ -1,0 +1,285 @@
+#include "scenarios.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include <csiop/api/json_access.hpp>
+
+#include "setup.hpp"
+#include "workload.hpp"
+
+namespace csiop::bench {
+namespace {
+
+namespace asio = boost::asio;
+namespace r = kube::resources;
+using namespace std::chrono_literals;
+
+std::string ms(double value) {
+  return std::to_string(static_cast<long>(value)) + " ms";
+}
+
+// Creates one DriverDeployment and tells the tracker; errors go to `errors`. Never throws (it
+// runs detached).
+asio::awaitable<void> createOne(Context& ctx, std::string name, int& pending,
+                                std::vector<std::string>& errors) {
+  try {
+    Json dd = driverDeployment(name);
+    ctx.tracker.expect(name, expectedObjects(dd));
+    const Json created = co_await ctx.client.create(r::driverdeployments, std::move(dd));
+    ctx.tracker.created(name, api::metadataField(created, "uid"), Clock::now());
+  } catch (const std::exception& e) {
+    errors.push_back("create " + name + ": " + e.what());
+  }
+  --pending;
+}
+
+asio::awaitable<void> deleteOne(Context& ctx, std::string name, int& pending,
+                                std::map<std::string, Clock::time_point>& returned,
+                                std::vector<std::string>& errors) {
+  try {
+    co_await ctx.client.remove(r::driverdeployments, "", name);
+    returned[name] = Clock::now();
+  } catch (const std::exception& e) {
+    errors.push_back("delete " + name + ": " + e.what());
+  }
+  --pending;
+}
+
+asio::awaitable<void> versionOnce(Context& ctx, int& pending) {
+  try {
+    co_await ctx.client.version();
+  } catch (const std::exception&) {
+    // only a warm-up
+  }
+  --pending;
+}
+
+// Opens `count` pooled connections to the API server (the client keeps that many idle), so
+// that the creates do not each start with a TLS handshake on the benchmark's single thread;
+// that would delay reading the create responses and so understate their latencies.
+asio::awaitable<void> warmConnections(Context& ctx, int count) {
+  int pending = count;
+  for (int i = 0; i < count; ++i) {
+    asio::co_spawn(ctx.client.executor(), versionOnce(ctx, pending), asio::detached);
+  }
+  const std::function<bool()> done = [&] { return pending == 0; };
+  co_await waitUntil(ctx, done, 60s);
+}
+
+// Every expected kind must be one the tracker watches, or "created" could never be seen.
+void checkWatched(const std::vector<ObjectKey>& expected) {
+  for (const auto& key : expected) {
+    bool watched = false;
+    for (const auto& ref : Tracker::childKinds()) {
+      watched |= ref.kind == key.kind;
+    }
+    if (!watched) {
+      throw std::runtime_error("render produces a " + key.kind + ", which the benchmark does " +
+                               "not watch; add it to Tracker::childKinds()");
+    }
+  }
+}
+
+// Waits until operator metrics show no reconcile for `quiet` and an empty work queue (at most
+// `limit`); returns the last scrape.
+asio::awaitable<MetricsSnapshot> waitOperatorIdle(Context& ctx, std::chrono::milliseconds quiet,
+                                                  std::chrono::milliseconds limit) {
+  MetricsSnapshot last = co_await scrape(ctx.metrics);
+  auto changed = Clock::now();
+  const auto deadline = changed + limit;
+  while (Clock::now() - changed < quiet && Clock::now() < deadline) {
+    co_await pause(250ms);
+    MetricsSnapshot now = co_await scrape(ctx.metrics);
+    if (now.sum("csiop_reconcile_total") != last.sum("csiop_reconcile_total") ||
+        now.sum("csiop_workqueue_depth") > 0) {
+      changed = Clock::now();
+    }
+    last = std::move(now);
+  }
+  co_return last;
+}
+
+} // namespace
+
+asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report) {
+  report.singleIterations = ctx.options.singleIterations;
+  for (int i = 0; i < ctx.options.singleIterations; ++i) {
+    Json dd = driverDeployment(name);
+    std::vector<ObjectKey> expected = expectedObjects(dd);
+    checkWatched(expected);
+    report.objectsPerDriverDeployment = expected;
+    ctx.tracker.expect(name, std::move(expected));
+    const Json created = co_await ctx.client.create(r::driverdeployments, std::move(dd));
+    ctx.tracker.created(name, api::metadataField(created, "uid"), Clock::now());
+
+    const std::function<bool()> createdAndReady = [&] {
+      const Timing& t = ctx.tracker.timing(name);
+      return t.childrenAt && t.readyAt;
+    };
+    const bool ok = co_await waitUntil(ctx, createdAndReady, ctx.timeout());
+    const Timing t = ctx.tracker.timing(name);
+    std::string line = "1 DD round " + std::to_string(i + 1) + "/" +
+                       std::to_string(ctx.options.singleIterations) + ": children ";
+    if (t.childrenAt) {
+      report.single.childrenMs.push_back(millisSince(t.createdAt, *t.childrenAt));
+      line += ms(report.single.childrenMs.back());
+    } else {
+      line += "-";
+    }
+    line += ", Ready ";
+    if (t.readyAt) {
+      report.single.readyMs.push_back(millisSince(t.createdAt, *t.readyAt));
+      line += ms(report.single.readyMs.back());
+    } else {
+      line += "-";
+    }
+    if (!ok) {
+      report.problems.push_back(line + " (timed out)");
+    }
+
+    co_await ctx.client.remove(r::driverdeployments, "", name);
+    const auto deleteReturned = Clock::now();
+    const std::function<bool()> gone = [&] { return ctx.tracker.gone(name); };
+    if (co_await waitUntil(ctx, gone, ctx.timeout())) {
+      const auto at = ctx.tracker.deletedAt(name).value_or(Clock::now());
+      report.single.deleteMs.push_back(std::max(0.0, millisSince(deleteReturned, at)));
+      line += ", delete -> gone " + ms(report.single.deleteMs.back());
+    } else {
+      report.problems.push_back("1 DD round " + std::to_string(i + 1) + ": not gone after " +
+                                std::to_string(ctx.options.timeoutSeconds) + " s");
+      throw std::runtime_error("DriverDeployment " + name + " was not deleted");
+    }
+    if (!co_await waitPodsGone(ctx, name)) {
+      report.problems.push_back("1 DD round " + std::to_string(i + 1) +
+                                ": pods still in namespace " + name);
+    }
+    progress(line);
+  }
+}
+
+asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Report& report) {
+  report.many = static_cast<int>(names.size());
+  co_await warmConnections(ctx, report.many);
+  const MetricsSnapshot before = co_await scrape(ctx.metrics);
+  const auto start = Clock::now();
+  int pending = report.many;
+  std::vector<std::string> errors;
+  for (const auto& name : names) {
+    asio::co_spawn(ctx.client.executor(), createOne(ctx, name, pending, errors), asio::detached);
+  }
+  const std::function<bool()> allCreated = [&] { return pending == 0; };
+  co_await waitUntil(ctx, allCreated, ctx.timeout());
+  for (const auto& e : errors) {
+    report.problems.push_back(e);
+  }
+  // Only what was created can be waited for.
+  std::erase_if(names, [&](const std::string& name) {
+    const Timing* t = ctx.tracker.find(name);
+    return t == nullptr || t->uid.empty();
+  });
+  Clock::time_point lastCreate = start;
+  for (const auto& name : names) {
+    lastCreate = std::max(lastCreate, ctx.tracker.timing(name).createdAt);
+  }
+  report.manyCreateSpanMs = millisSince(start, lastCreate);
+  progress(std::to_string(names.size()) + " DDs created in " + ms(*report.manyCreateSpanMs));
+  const int n = static_cast<int>(names.size());
+
+  const auto countDone = [&](bool ready) {
+    int done = 0;
+    for (const auto& name : names) {
+      const Timing& t = ctx.tracker.timing(name);
+      done += (ready ? t.readyAt.has_value() : t.childrenAt.has_value()) ? 1 : 0;
+    }
+    return done;
+  };
+  const std::function<bool()> allReady = [&] {
+    return countDone(false) == n && countDone(true) == n;
+  };
+  const auto deadline = Clock::now() + ctx.timeout();
+  bool converged = false;
+  while (!converged && Clock::now() < deadline) {
+    converged = co_await waitUntil(ctx, allReady, 10s);
+    progress(std::to_string(n) + " DDs: children complete " + std::to_string(countDone(false)) +
+             "/" + std::to_string(n) + ", Ready " + std::to_string(countDone(true)) + "/" +
+             std::to_string(n));
+  }
+  Clock::time_point lastChildren = start;
+  Clock::time_point lastReady = start;
+  for (const auto& name : names) {
+    const Timing& t = ctx.tracker.timing(name);
+    if (t.childrenAt) {
+      report.manySeries.childrenMs.push_back(millisSince(t.createdAt, *t.childrenAt));
+      lastChildren = std::max(lastChildren, *t.childrenAt);
+    }
+    if (t.readyAt) {
+      report.manySeries.readyMs.push_back(millisSince(t.createdAt, *t.readyAt));
+      lastReady = std::max(lastReady, *t.readyAt);
+    }
+  }
+  if (countDone(false) == n) {
+    report.manyAllChildrenMs = millisSince(start, lastChildren);
+  }
+  if (!converged) {
+    report.problems.push_back(std::to_string(n) + " DDs: not all Ready after " +
+                              std::to_string(ctx.options.timeoutSeconds) + " s");
+    co_return;
+  }
+  report.manyAllReadyMs = millisSince(start, lastReady);
+
+  progress("waiting until the operator is idle (no reconcile for 3 s)");
+  const MetricsSnapshot after = co_await waitOperatorIdle(ctx, 3s, 120s);
+  report.manyRun = usageBetween(before, after, millisSince(start, Clock::now()) / 1000.0);
+
+  progress("steady state: " + std::to_string(ctx.options.steadySeconds) + " s");
+  const MetricsSnapshot steadyStart = co_await scrape(ctx.metrics);
+  const auto steadyFrom = Clock::now();
+  co_await pause(std::chrono::seconds(ctx.options.steadySeconds));
+  const MetricsSnapshot steadyEnd = co_await scrape(ctx.metrics);
+  report.steady =
+      usageBetween(steadyStart, steadyEnd, millisSince(steadyFrom, Clock::now()) / 1000.0);
+  report.loadedMemory = readMemory(ctx.operatorProcess.pid());
+}
+
+asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, Report& report) {
+  const int n = static_cast<int>(names.size());
+  const auto start = Clock::now();
+  int pending = n;
+  std::map<std::string, Clock::time_point> returned;
+  std::vector<std::string> errors;
+  for (const auto& name : names) {
+    asio::co_spawn(ctx.client.executor(), deleteOne(ctx, name, pending, returned, errors),
+                   asio::detached);
+  }
+  const std::function<bool()> allDeleted = [&] { return pending == 0; };
+  co_await waitUntil(ctx, allDeleted, ctx.timeout());
+  for (const auto& e : errors) {
+    report.problems.push_back(e);
+  }
+  const std::function<bool()> allGone = [&] {
+    for (const auto& name : names) {
+      if (!ctx.tracker.gone(name)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const bool gone = co_await waitUntil(ctx, allGone, ctx.timeout(), 50ms);
+  Clock::time_point last = start;
+  for (const auto& [name, at] : returned) {
+    if (const auto deleted = ctx.tracker.deletedAt(name); deleted && ctx.tracker.gone(name)) {
+      report.manySeries.deleteMs.push_back(std::max(0.0, millisSince(at, *deleted)));
+      last = std::max(last, *deleted);
+    }
+  }
+  if (gone) {
+    report.manyDeleteAllMs = millisSince(start, last);
+  } else {
+    report.problems.push_back(std::to_string(n) + " DDs: not all gone after " +
+                              std::to_string(ctx.options.timeoutSeconds) + " s");
+  }
+  progress(std::to_string(report.manySeries.deleteMs.size()) + " DDs deleted");
+}
+
+} // namespace csiop::bench

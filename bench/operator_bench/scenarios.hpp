@@ -1,0 +1,29 @@
+// The measured scenarios. Each fills its part of the report as it goes, so a failure midway
+// still leaves what was measured.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "context.hpp"
+#include "report.hpp"
+
+namespace csiop::bench {
+
+// options.singleIterations times: create DriverDeployment `name`, wait until every rendered
+// object exists and it is Ready, delete it, wait until it and its children are gone and its
+// pods too (so rounds do not overlap).
+boost::asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report);
+
+// Creates `names` at once, waits for every child and Ready, then until the operator is idle
+// (metrics: API usage of the run), then options.steadySeconds of steady state (API usage,
+// should be write-free), then reads the operator's memory. Leaves the DriverDeployments.
+boost::asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Report& report);
+
+// Deletes `names` at once and waits until each is gone.
+boost::asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names,
+                                        Report& report);
+
+} // namespace csiop::bench

@@ -1,0 +1,282 @@
+#include "tracker.hpp"
+
+#include <iostream>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/render/render.hpp>
+
+#include "async.hpp"
+
+namespace csiop::bench {
+namespace {
+
+namespace asio = boost::asio;
+namespace r = kube::resources;
+
+std::string ownerLabelOf(const Json& object) {
+  const Json labels = object.value("metadata", Json::object()).value("labels", Json::object());
+  return api::stringField(labels, render::kOwnerLabel);
+}
+
+std::string controllerUidOf(const Json& object) {
+  const Json refs =
+      object.value("metadata", Json::object()).value("ownerReferences", Json::array());
+  for (const Json& ref : refs) {
+    if (api::stringField(ref, "kind") == api::kKind && api::isTrue(ref, "controller")) {
+      return api::stringField(ref, "uid");
+    }
+  }
+  return {};
+}
+
+bool readyTrue(const Json& dd) {
+  const Json conditions = dd.value("status", Json::object()).value("conditions", Json::array());
+  for (const Json& c : conditions) {
+    if (api::stringField(c, "type") == "Ready") {
+      return api::stringField(c, "status") == "True";
+    }
+  }
+  return false;
+}
+
+bool isDriverDeployment(const kube::ResourceRef& ref) {
+  return ref == r::driverdeployments;
+}
+
+} // namespace
+
+Tracker::Tracker(kube::Client& client) : client_(client) {}
+
+const std::vector<kube::ResourceRef>& Tracker::childKinds() {
+  static const std::vector<kube::ResourceRef> kinds = {
+      r::namespaces,          r::csidrivers,   r::serviceaccounts, r::clusterroles,
+      r::clusterrolebindings, r::roles,        r::rolebindings,    r::daemonsets,
+      r::deployments,         r::statefulsets, r::storageclasses};
+  return kinds;
+}
+
+void Tracker::start() {
+  for (const auto& ref : childKinds()) {
+    ++loops_;
+    asio::co_spawn(client_.executor(), loop(ref, render::kOwnerLabel), asio::detached);
+  }
+  ++loops_;
+  asio::co_spawn(client_.executor(), loop(r::driverdeployments, kBenchLabel), asio::detached);
+}
+
+void Tracker::stop() {
+  stopping_ = true;
+  for (auto& [resource, watch] : watches_) {
+    watch->cancel();
+  }
+}
+
+void Tracker::expect(const std::string& name, std::vector<ObjectKey> expected) {
+  Timing t;
+  t.expected = std::move(expected);
+  timings_[name] = std::move(t);
+  deleted_.erase(name);
+}
+
+void Tracker::created(const std::string& name, const std::string& uid, Clock::time_point at) {
+  Timing& t = timings_.at(name);
+  t.uid = uid;
+  t.createdAt = at;
+  evaluate(name, at);
+}
+
+bool Tracker::gone(const std::string& name) const {
+  return !driverDeployments_.contains(name) && remaining(name).empty();
+}
+
+std::optional<Clock::time_point> Tracker::deletedAt(const std::string& name) const {
+  const auto it = deleted_.find(name);
+  return it == deleted_.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::vector<ObjectKey> Tracker::remaining(const std::string& name) const {
+  std::vector<ObjectKey> out;
+  for (const auto& [key, live] : live_) {
+    if (live.owner == name && key.kind != "Namespace") {
+      out.push_back(key);
+    }
+  }
+  return out;
+}
+
+void Tracker::evaluate(const std::string& name, Clock::time_point at) {
+  const auto it = timings_.find(name);
+  if (it == timings_.end() || it->second.uid.empty()) {
+    return; // not created by this run yet
+  }
+  Timing& t = it->second;
+  if (!t.childrenAt) {
+    std::optional<Clock::time_point> last;
+    bool all = true;
+    for (const auto& key : t.expected) {
+      const auto l = live_.find(key);
+      // Every child but the Namespace carries an owner reference to this incarnation.
+      if (l == live_.end() || (key.kind != "Namespace" && l->second.ownerUid != t.uid)) {
+        all = false;
+        break;
+      }
+      if (!last || l->second.firstSeen > *last) {
+        last = l->second.firstSeen;
+      }
+    }
+    if (all && last) {
+      t.childrenAt = std::max(*last, t.createdAt);
+    }
+  }
+  if (!t.readyAt) {
+    const auto dd = driverDeployments_.find(name);
+    if (dd != driverDeployments_.end() && dd->second.uid == t.uid && dd->second.ready) {
+      t.readyAt = std::max(at, t.createdAt);
+    }
+  }
+}
+
+void Tracker::upsert(const kube::ResourceRef& ref, const Json& object, Clock::time_point at) {
+  if (isDriverDeployment(ref)) {
+    const std::string name = api::metadataField(object, "name");
+    auto& state = driverDeployments_[name];
+    state.uid = api::metadataField(object, "uid");
+    state.ready = readyTrue(object);
+    evaluate(name, at);
+    return;
+  }
+  const ObjectKey key = keyOf(ref.kind, object);
+  const std::string owner = ownerLabelOf(object);
+  const std::string ownerUid = controllerUidOf(object);
+  auto it = live_.find(key);
+  if (it == live_.end() || it->second.ownerUid != ownerUid) {
+    live_[key] = Live{owner, ownerUid, at}; // new, or a new incarnation of that name
+  } else {
+    it->second.owner = owner;
+  }
+  evaluate(owner, at);
+}
+
+void Tracker::erase(const kube::ResourceRef& ref, const Json& object, Clock::time_point at) {
+  const std::string name = api::metadataField(object, "name");
+  if (isDriverDeployment(ref)) {
+    driverDeployments_.erase(name);
+    deleted_[name] = at;
+    return;
+  }
+  live_.erase(keyOf(ref.kind, object));
+}
+
+void Tracker::replaceAll(const kube::ResourceRef& ref, const std::vector<Json>& items,
+                         Clock::time_point at) {
+  std::set<std::string> names;
+  std::set<ObjectKey> keys;
+  for (const Json& item : items) {
+    names.insert(api::metadataField(item, "name"));
+    keys.insert(keyOf(ref.kind, item));
+    upsert(ref, item, at);
+  }
+  if (isDriverDeployment(ref)) {
+    for (auto it = driverDeployments_.begin(); it != driverDeployments_.end();) {
+      if (!names.contains(it->first)) {
+        deleted_[it->first] = at;
+        it = driverDeployments_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return;
+  }
+  for (auto it = live_.begin(); it != live_.end();) {
+    it = it->first.kind == ref.kind && !keys.contains(it->first) ? live_.erase(it) : std::next(it);
+  }
+}
+
+asio::awaitable<void> Tracker::loop(kube::ResourceRef ref, std::string selector) {
+  std::chrono::milliseconds backoff{200};
+  while (!stopping_) {
+    std::string resourceVersion;
+    bool listed = false;
+    try {
+      kube::ListOptions listOptions;
+      listOptions.labelSelector = selector;
+      const kube::ListResult list = co_await client_.listAll(ref, "", listOptions);
+      replaceAll(ref, list.items, Clock::now());
+      resourceVersion = list.resourceVersion;
+      synced_.insert(ref.resource);
+      listed = true;
+    } catch (const std::exception& e) {
+      std::cerr << "bench: list " << ref.resource << ": " << e.what() << "\n";
+    }
+    if (!listed) {
+      co_await pause(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+      continue;
+    }
+    bool relist = false;
+    while (!stopping_ && !relist) {
+      bool wait = false;
+      try {
+        kube::WatchOptions watchOptions;
+        watchOptions.resourceVersion = resourceVersion;
+        watchOptions.labelSelector = selector;
+        watchOptions.timeoutSeconds = 300;
+        kube::Watch w = co_await client_.watch(ref, "", watchOptions);
+        watches_[ref.resource] = &w;
+        if (stopping_) {
+          w.cancel();
+        }
+        try {
+          while (auto event = co_await w.next()) {
+            const auto at = Clock::now();
+            ++events_;
+            using T = kube::WatchEventType;
+            if (event->type == T::Added || event->type == T::Modified) {
+              upsert(ref, event->object, at);
+            } else if (event->type == T::Deleted) {
+              erase(ref, event->object, at);
+            }
+          }
+        } catch (const kube::TransportError& e) {
+          std::cerr << "bench: watch " << ref.resource << " broke: " << e.what() << "\n";
+        } catch (...) {
+          watches_.erase(ref.resource);
+          throw;
+        }
+        watches_.erase(ref.resource);
+        if (!w.resourceVersion().empty()) {
+          resourceVersion = w.resourceVersion();
+        }
+        switch (w.end()) {
+        case kube::WatchEnd::Expired:
+        case kube::WatchEnd::Error:
+          relist = true;
+          break;
+        case kube::WatchEnd::Broken:
+          wait = true;
+          break;
+        default:
+          break;
+        }
+      } catch (const kube::ApiError& e) {
+        watches_.erase(ref.resource);
+        relist = true;
+        wait = !e.isGone();
+      } catch (const std::exception& e) {
+        watches_.erase(ref.resource);
+        std::cerr << "bench: watch " << ref.resource << ": " << e.what() << "\n";
+        relist = true;
+        wait = true;
+      }
+      if (wait && !stopping_) {
+        co_await pause(std::chrono::milliseconds(200));
+      }
+    }
+  }
+  --loops_;
+}
+
+} // namespace csiop::bench
