@@ -107,6 +107,16 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
   return out;
 }
 
+int applyWave(const std::string& kind) {
+  if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
+    return 1;
+  }
+  if (kind == "DaemonSet" || kind == "Deployment" || kind == "StatefulSet") {
+    return 2;
+  }
+  return 0;
+}
+
 void sortForDeletion(std::vector<Json>& objects) {
   std::stable_sort(objects.begin(), objects.end(), [](const Json& a, const Json& b) {
     return deletionRank(api::stringField(a, "kind")) < deletionRank(api::stringField(b, "kind"));

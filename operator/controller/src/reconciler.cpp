@@ -11,6 +11,7 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/load.hpp>
 #include <csiop/controller/compare.hpp>
+#include <csiop/controller/concurrently.hpp>
 #include <csiop/controller/decisions.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/render/render.hpp>
@@ -346,27 +347,38 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     co_return *early;
   }
 
-  // 2. Every other child.
+  // 2. Every other child: the Namespace first, then in waves (identities and
+  // roles, bindings, workloads), each wave's objects at the same time.
+  std::map<int, std::vector<const Json*>> waves;
   for (const Json& desired : objects) {
     const std::string kind = desired["kind"];
     if (kind == "CSIDriver") {
       continue;
     }
-    if (kind == "Namespace") {
-      if (caches_.namespaces.get("", metadataField(desired, "name")) == nullptr) {
-        try {
-          co_await client_.create(r::namespaces, desired);
-        } catch (const kube::ApiError& e) {
-          if (!e.isAlreadyExists()) {
-            o.applyErrors.push_back("Namespace " + metadataField(desired, "name") + ": " +
-                                    e.what());
-          }
-        }
-      }
+    if (kind != "Namespace") {
+      waves[applyWave(kind)].push_back(&desired);
       continue;
     }
-    if (std::string error = co_await applyChild(desired, uid); !error.empty()) {
-      o.applyErrors.push_back(std::move(error));
+    if (caches_.namespaces.get("", metadataField(desired, "name")) == nullptr) {
+      try {
+        co_await client_.create(r::namespaces, desired);
+      } catch (const kube::ApiError& e) {
+        if (!e.isAlreadyExists()) {
+          o.applyErrors.push_back("Namespace " + metadataField(desired, "name") + ": " + e.what());
+        }
+      }
+    }
+  }
+  for (const auto& [wave, members] : waves) {
+    std::vector<asio::awaitable<std::string>> applies;
+    for (const Json* desired : members) {
+      applies.push_back(applyChild(*desired, uid));
+    }
+    std::vector<std::string> errors = co_await allOf(std::move(applies));
+    for (std::string& error : errors) {
+      if (!error.empty()) {
+        o.applyErrors.push_back(std::move(error));
+      }
     }
   }
 

@@ -137,5 +137,18 @@ TEST(Ownership, AnnotationOrOwnerReference) {
   EXPECT_TRUE(ownedBy(live("{}"), "u1"));
 }
 
+TEST(ApplyWave, RolesBeforeBindingsBeforeWorkloads) {
+  for (const char* first : {"ServiceAccount", "ClusterRole", "Role", "StorageClass"}) {
+    for (const char* second : {"ClusterRoleBinding", "RoleBinding"}) {
+      EXPECT_LT(applyWave(first), applyWave(second)) << first << " before " << second;
+      for (const char* third : {"DaemonSet", "Deployment", "StatefulSet"}) {
+        EXPECT_LT(applyWave(second), applyWave(third)) << second << " before " << third;
+        EXPECT_LT(applyWave(first), applyWave(third)) << first << " before " << third;
+      }
+    }
+  }
+  EXPECT_EQ(applyWave("DaemonSet"), applyWave("StatefulSet")) << "workloads go together";
+}
+
 } // namespace
 } // namespace csiop::controller

@@ -57,4 +57,10 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
 // as pruning everything, so the CSIDriver goes last.
 void sortForDeletion(std::vector<Json>& objects);
 
+// The order children are applied in; those of one wave go at the same time.
+// 0: ServiceAccounts, (Cluster)Roles, StorageClasses; 1: the bindings (a
+// binding's role must exist unless the binder holds `bind`); 2: the workloads
+// (their pods need the ServiceAccount).
+int applyWave(const std::string& kind);
+
 } // namespace csiop::controller
