@@ -1,0 +1,89 @@
+// The validating admission decision for DriverDeployments: AdmissionReview
+// (admission.k8s.io/v1) in, AdmissionReview out. Pure apart from the cluster
+// view it is given (the operator's informer caches) and the reservations it
+// keeps, so every rule is unit-tested and fuzzed without a server.
+//
+// A DriverDeployment is denied when
+// - its spec fails validation (the same api/ code as `csi-operator render`),
+//   with every error and its field path;
+// - an UPDATE changes spec.driverName;
+// - another DriverDeployment already uses its driverName, or was admitted with
+//   it moments ago and is not in the cache yet (two admissions racing in one
+//   process);
+// - a CSIDriver of that name exists that this operator does not manage, unless
+//   the DriverDeployment carries the annotation csiop.dev/adopt-csidriver: "true".
+// DELETE and CONNECT are allowed (the webhook is not registered for them).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <csiop/api/types.hpp>
+
+namespace csiop::webhook {
+
+using api::Json;
+
+inline constexpr const char* kAdoptAnnotation = "csiop.dev/adopt-csidriver";
+// Largest AdmissionReview accepted (object and oldObject of a DriverDeployment,
+// each at most the API server's 3 MiB request limit, plus the envelope).
+inline constexpr std::size_t kMaxReviewBytes = 7 * 1024 * 1024;
+
+// What the decision reads from the cluster.
+struct ClusterView {
+  // The DriverDeployments (names) whose spec.driverName is `driverName`.
+  std::function<std::vector<std::string>(const std::string& driverName)> driverDeploymentsUsing;
+  // The live CSIDriver named `driverName`, or nullptr.
+  std::function<const Json*(const std::string& driverName)> csiDriver;
+};
+
+// Driver names admitted recently, so a second DriverDeployment admitted before
+// the first reaches the cache is still refused. An entry lasts `ttl`.
+class Reservations {
+public:
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  explicit Reservations(Clock now, std::chrono::seconds ttl = std::chrono::seconds(60));
+
+  // The DriverDeployment other than `self` holding `driverName`, if any.
+  std::optional<std::string> holder(const std::string& driverName, const std::string& self);
+  void reserve(const std::string& driverName, const std::string& holder);
+  std::size_t size() const { return entries_.size(); }
+
+private:
+  struct Entry {
+    std::string holder;
+    std::chrono::steady_clock::time_point expires;
+  };
+  void expire();
+  Clock now_;
+  std::chrono::seconds ttl_;
+  std::map<std::string, Entry> entries_;
+};
+
+struct Decision {
+  bool allowed = true;
+  int code = 200;      // for a denial: 403 (policy) or 422 (invalid)
+  std::string reason;  // metav1.StatusReason for a denial: Forbidden, Invalid
+  std::string message; // for a denial
+  std::vector<std::string> warnings;
+};
+
+// Decides an AdmissionRequest (the `request` of an AdmissionReview).
+Decision decide(const Json& request, const ClusterView& cluster, Reservations& reservations);
+
+struct ReviewResult {
+  int httpStatus = 200; // 400 when the body is not an AdmissionReview request
+  std::string body;     // an AdmissionReview response, or a plain-text error
+  std::string contentType = "application/json";
+};
+
+// The whole exchange: parses `body`, decides, and writes the AdmissionReview
+// response echoing the request's uid. Never throws for any input.
+ReviewResult review(std::string_view body, const ClusterView& cluster, Reservations& reservations);
+
+} // namespace csiop::webhook

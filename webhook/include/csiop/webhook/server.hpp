@@ -1,0 +1,54 @@
+// The admission webhook's HTTPS server: POST /validate-driverdeployment
+// (AdmissionReview v1), GET /healthz and /readyz, on the runtime HTTP server
+// with TLS from a certificate directory that is reloaded when it changes.
+// Limits: a body over kMaxReviewBytes gets 413; a request must arrive within
+// 10 s of the connection (or of the previous answer on a keep-alive one), so
+// a client trickling bytes is dropped; at most 512 connections.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <csiop/runtime/http_server.hpp>
+#include <csiop/webhook/admission.hpp>
+#include <csiop/webhook/certificates.hpp>
+
+namespace csiop::webhook {
+
+inline constexpr const char* kValidatePath = "/validate-driverdeployment";
+
+struct WebhookOptions {
+  std::string bindAddress = ":9443";
+  std::filesystem::path certDir;
+  std::chrono::milliseconds certCheckInterval{1000};
+  std::function<void(std::string_view)> log{}; // reloads, handshake failures, ...
+};
+
+class WebhookServer {
+public:
+  // Loads the certificate (throws std::runtime_error naming the problem).
+  // `ready`: whether the cluster view is usable (the caches have synced).
+  WebhookServer(boost::asio::any_io_executor executor, WebhookOptions options, ClusterView cluster,
+                std::function<bool()> ready);
+
+  void start(); // throws std::runtime_error if the address cannot be bound
+  void stop();
+  std::uint16_t port() const { return http_->port(); }
+  const CertificateReloader& certificates() const { return certificates_; }
+
+private:
+  WebhookOptions options_;
+  ClusterView cluster_;
+  std::function<bool()> ready_;
+  CertificateReloader certificates_;
+  Reservations reservations_;
+  std::unique_ptr<runtime::HttpServer> http_;
+};
+
+} // namespace csiop::webhook

@@ -1,0 +1,199 @@
+#include <csiop/webhook/admission.hpp>
+
+#include <algorithm>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/api/load.hpp>
+#include <csiop/render/render.hpp>
+
+namespace csiop::webhook {
+namespace {
+
+using api::metadataField;
+using api::stringField;
+
+Decision deny(int code, std::string reason, std::string message) {
+  return Decision{false, code, std::move(reason), std::move(message), {}};
+}
+
+// The loader prefixes each line with `DriverDeployment "name": `; the response names the
+// object once.
+std::string withoutObjectPrefix(const std::string& line) {
+  const std::string prefix = "DriverDeployment \"";
+  if (line.rfind(prefix, 0) == 0) {
+    if (const auto end = line.find("\": "); end != std::string::npos) {
+      return line.substr(end + 3);
+    }
+  }
+  return line;
+}
+
+const Json& member(const Json& object, const char* key) {
+  static const Json kNull;
+  return object.is_object() && object.contains(key) ? object[key] : kNull;
+}
+
+std::string annotation(const Json& object, const char* key) {
+  return stringField(member(member(object, "metadata"), "annotations"), key);
+}
+
+std::string label(const Json& object, const char* key) {
+  return stringField(member(member(object, "metadata"), "labels"), key);
+}
+
+} // namespace
+
+Reservations::Reservations(Clock now, std::chrono::seconds ttl) : now_(std::move(now)), ttl_(ttl) {}
+
+void Reservations::expire() {
+  const auto now = now_();
+  std::erase_if(entries_, [&](const auto& e) { return e.second.expires <= now; });
+}
+
+std::optional<std::string> Reservations::holder(const std::string& driverName,
+                                                const std::string& self) {
+  expire();
+  const auto it = entries_.find(driverName);
+  if (it == entries_.end() || it->second.holder == self) {
+    return std::nullopt;
+  }
+  return it->second.holder;
+}
+
+void Reservations::reserve(const std::string& driverName, const std::string& holder) {
+  entries_.insert_or_assign(driverName, Entry{holder, now_() + ttl_});
+}
+
+Decision decide(const Json& request, const ClusterView& cluster, Reservations& reservations) {
+  const Json& kind = member(request, "kind");
+  const std::string group = stringField(kind, "group");
+  const std::string kindName = stringField(kind, "kind");
+  if (group != "csiop.dev" || kindName != "DriverDeployment") {
+    return deny(400, "BadRequest",
+                "this webhook validates csiop.dev DriverDeployments, not " +
+                    (group.empty() ? "" : group + "/") + (kindName.empty() ? "?" : kindName));
+  }
+  const std::string operation = stringField(request, "operation");
+  if (operation == "DELETE" || operation == "CONNECT") {
+    return Decision{};
+  }
+  if (operation != "CREATE" && operation != "UPDATE") {
+    return deny(400, "BadRequest", "unsupported operation \"" + operation + "\"");
+  }
+  const Json& object = member(request, "object");
+  if (!object.is_object()) {
+    return deny(400, "BadRequest", "the AdmissionReview request has no object");
+  }
+
+  Decision allowed;
+  const api::Loaded loaded = api::loadDriverDeployment(object, api::UnknownFields::Ignore);
+  for (const auto& w : loaded.warnings) {
+    allowed.warnings.push_back(withoutObjectPrefix(w));
+  }
+  const std::string name = metadataField(object, "name");
+  if (!loaded.ok()) {
+    std::string message = "DriverDeployment \"" + name + "\" is invalid: ";
+    for (std::size_t i = 0; i < loaded.errors.size(); ++i) {
+      message += (i == 0 ? "" : "; ") + withoutObjectPrefix(loaded.errors[i]);
+    }
+    return deny(422, "Invalid", message);
+  }
+  const std::string driverName = loaded.objects.front().spec.driverName;
+
+  if (operation == "UPDATE") {
+    const std::string before =
+        stringField(member(member(request, "oldObject"), "spec"), "driverName");
+    if (!before.empty() && before != driverName) {
+      return deny(422, "Invalid",
+                  "DriverDeployment \"" + name +
+                      "\" is invalid: spec.driverName: Invalid value: \"" + driverName +
+                      "\": field is immutable (it was \"" + before +
+                      "\"; create a new DriverDeployment for another driver)");
+    }
+  }
+
+  std::vector<std::string> holders = cluster.driverDeploymentsUsing(driverName);
+  std::erase(holders, name);
+  std::sort(holders.begin(), holders.end());
+  if (!holders.empty()) {
+    return deny(403, "Forbidden",
+                "spec.driverName: Duplicate value: \"" + driverName +
+                    "\": already used by DriverDeployment \"" + holders.front() +
+                    "\"; one driver name has one DriverDeployment");
+  }
+  if (const auto recent = reservations.holder(driverName, name)) {
+    return deny(403, "Forbidden",
+                "spec.driverName: Duplicate value: \"" + driverName +
+                    "\": being claimed by DriverDeployment \"" + *recent +
+                    "\", admitted moments ago");
+  }
+  if (const Json* driver = cluster.csiDriver(driverName);
+      driver != nullptr && label(*driver, render::kOwnerLabel).empty()) {
+    if (annotation(object, kAdoptAnnotation) != "true") {
+      return deny(403, "Forbidden",
+                  "spec.driverName: Forbidden: CSIDriver \"" + driverName +
+                      "\" already exists and is not managed by csi-operator (installed by hand "
+                      "or by another tool); delete it, or annotate this DriverDeployment with " +
+                      kAdoptAnnotation + "=true to take it over");
+    }
+    allowed.warnings.push_back(
+        "CSIDriver \"" + driverName +
+        "\" is not managed by csi-operator; this DriverDeployment adopts it");
+  }
+  if (!api::isTrue(request, "dryRun")) {
+    reservations.reserve(driverName, name);
+  }
+  return allowed;
+}
+
+ReviewResult review(std::string_view body, const ClusterView& cluster, Reservations& reservations) {
+  const auto badRequest = [](std::string message) {
+    return ReviewResult{400, std::move(message) + "\n", "text/plain; charset=utf-8"};
+  };
+  if (body.size() > kMaxReviewBytes) {
+    return ReviewResult{413,
+                        "request body of " + std::to_string(body.size()) +
+                            " bytes is over the limit of " + std::to_string(kMaxReviewBytes) + "\n",
+                        "text/plain; charset=utf-8"};
+  }
+  Json in;
+  try {
+    in = Json::parse(body);
+  } catch (const Json::parse_error& e) {
+    return badRequest(std::string("malformed JSON: ") + e.what());
+  }
+  if (!in.is_object() || stringField(in, "apiVersion") != "admission.k8s.io/v1" ||
+      stringField(in, "kind") != "AdmissionReview") {
+    return badRequest("expected an admission.k8s.io/v1 AdmissionReview");
+  }
+  const Json& request = member(in, "request");
+  if (!request.is_object()) {
+    return badRequest("the AdmissionReview has no request");
+  }
+  const std::string uid = stringField(request, "uid");
+  if (uid.empty()) {
+    return badRequest("the AdmissionReview request has no uid");
+  }
+  Decision decision;
+  try {
+    decision = decide(request, cluster, reservations);
+  } catch (const std::exception& e) {
+    // A field of an unexpected type in an otherwise well-formed review.
+    decision =
+        deny(400, "BadRequest", std::string("malformed AdmissionReview request: ") + e.what());
+  }
+  Json response = {{"uid", uid}, {"allowed", decision.allowed}};
+  if (!decision.allowed) {
+    response["status"] = {
+        {"code", decision.code}, {"reason", decision.reason}, {"message", decision.message}};
+  }
+  if (!decision.warnings.empty()) {
+    response["warnings"] = decision.warnings;
+  }
+  const Json out = {{"apiVersion", "admission.k8s.io/v1"},
+                    {"kind", "AdmissionReview"},
+                    {"response", std::move(response)}};
+  return ReviewResult{200, out.dump(), "application/json"};
+}
+
+} // namespace csiop::webhook

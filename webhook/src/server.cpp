@@ -1,0 +1,47 @@
+#include <csiop/webhook/server.hpp>
+
+namespace csiop::webhook {
+
+WebhookServer::WebhookServer(boost::asio::any_io_executor executor, WebhookOptions options,
+                             ClusterView cluster, std::function<bool()> ready)
+    : options_(std::move(options)), cluster_(std::move(cluster)), ready_(std::move(ready)),
+      certificates_(executor, options_.certDir, options_.certCheckInterval, options_.log),
+      reservations_([] { return std::chrono::steady_clock::now(); }) {
+  runtime::HttpServerOptions http;
+  http.maxBodyBytes = kMaxReviewBytes;
+  http.maxHeaderBytes = 16 * 1024;
+  http.readTimeout = std::chrono::seconds(10);
+  http.idleTimeout = std::chrono::seconds(90); // the API server reuses connections
+  http.onError = options_.log;
+  http.tls = [this] { return certificates_.current(); };
+  http_ = std::make_unique<runtime::HttpServer>(std::move(executor), options_.bindAddress,
+                                                std::move(http));
+  http_->handle(
+      kValidatePath,
+      [this](const runtime::HttpRequest& request) {
+        ReviewResult result = review(request.body, cluster_, reservations_);
+        return runtime::HttpResponse{static_cast<unsigned>(result.httpStatus),
+                                     std::move(result.contentType), std::move(result.body)};
+      },
+      runtime::HttpMethods::Post);
+  http_->handle("/healthz", [](const runtime::HttpRequest&) {
+    return runtime::HttpResponse{200, "text/plain; charset=utf-8", "ok"};
+  });
+  http_->handle("/readyz", [this](const runtime::HttpRequest&) {
+    return ready_()
+               ? runtime::HttpResponse{200, "text/plain; charset=utf-8", "ok"}
+               : runtime::HttpResponse{503, "text/plain; charset=utf-8", "caches not synced yet"};
+  });
+}
+
+void WebhookServer::start() {
+  http_->start();
+  certificates_.start();
+}
+
+void WebhookServer::stop() {
+  certificates_.stop();
+  http_->stop();
+}
+
+} // namespace csiop::webhook
