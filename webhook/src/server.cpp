@@ -10,7 +10,8 @@ WebhookServer::WebhookServer(boost::asio::any_io_executor executor, WebhookOptio
   runtime::HttpServerOptions http;
   http.maxBodyBytes = kMaxReviewBytes;
   http.maxHeaderBytes = 16 * 1024;
-  http.readTimeout = std::chrono::seconds(10);
+  http.readTimeout = options_.readTimeout;
+  http.maxConnections = options_.maxConnections;
   http.idleTimeout = std::chrono::seconds(90); // the API server reuses connections
   http.onError = options_.log;
   http.tls = [this] { return certificates_.current(); };

@@ -20,6 +20,7 @@
 
 #include <csiop/runtime/http_server.hpp>
 
+#include "../common/tls_client.hpp"
 #include "../kube/test_pki.hpp"
 #include "test_util.hpp"
 
@@ -44,34 +45,14 @@ std::shared_ptr<ssl::context> serverContext(const KeyPair& pair) {
   return context;
 }
 
-struct Client {
-  explicit Client(asio::io_context& io, const std::string& caPem)
-      : context(ssl::context::tls_client), stream(io, context) {
-    context.add_certificate_authority(asio::buffer(caPem));
-    stream.set_verify_mode(ssl::verify_peer);
-    stream.set_verify_callback(ssl::host_name_verification("127.0.0.1"));
-  }
-  ssl::context context;
-  ssl::stream<beast::tcp_stream> stream;
-  beast::flat_buffer buffer;
-};
+using Client = csiop::testing::TlsClient;
 
 asio::awaitable<void> connect(Client& client, std::uint16_t port) {
-  co_await beast::get_lowest_layer(client.stream)
-      .async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), asio::use_awaitable);
-  co_await client.stream.async_handshake(ssl::stream_base::client, asio::use_awaitable);
+  co_await client.connect(port);
 }
 
 asio::awaitable<http::response<http::string_body>> post(Client& client, std::string body) {
-  http::request<http::string_body> request{http::verb::post, "/echo", 11};
-  request.set(http::field::host, "127.0.0.1");
-  request.set(http::field::content_type, "application/json");
-  request.body() = std::move(body);
-  request.prepare_payload();
-  co_await http::async_write(client.stream, request, asio::use_awaitable);
-  http::response<http::string_body> response;
-  co_await http::async_read(client.stream, client.buffer, response, asio::use_awaitable);
-  co_return response;
+  co_return co_await client.request(http::verb::post, "/echo", std::move(body));
 }
 
 class HttpsServerTest : public ::testing::Test {
@@ -116,26 +97,10 @@ TEST_F(HttpsServerTest, PostRouteGetsBodyAndContentTypeOverTls) {
 TEST_F(HttpsServerTest, MethodsAreCheckedPerRoute) {
   Client client(io, pki.caPem());
   run(connect(client, server->port()));
-  const auto wrong = run([&]() -> asio::awaitable<http::response<http::string_body>> {
-    http::request<http::empty_body> get{http::verb::get, "/echo", 11};
-    get.set(http::field::host, "127.0.0.1");
-    co_await http::async_write(client.stream, get, asio::use_awaitable);
-    http::response<http::string_body> response;
-    co_await http::async_read(client.stream, client.buffer, response, asio::use_awaitable);
-    co_return response;
-  }());
+  const auto wrong = run(client.request(http::verb::get, "/echo"));
   EXPECT_EQ(wrong.result_int(), 405u);
   EXPECT_EQ(wrong[http::field::allow], "POST");
-  const auto postToGet = run([&]() -> asio::awaitable<http::response<http::string_body>> {
-    http::request<http::string_body> request{http::verb::post, "/healthz", 11};
-    request.set(http::field::host, "127.0.0.1");
-    request.body() = "x";
-    request.prepare_payload();
-    co_await http::async_write(client.stream, request, asio::use_awaitable);
-    http::response<http::string_body> response;
-    co_await http::async_read(client.stream, client.buffer, response, asio::use_awaitable);
-    co_return response;
-  }());
+  const auto postToGet = run(client.request(http::verb::post, "/healthz", "x"));
   EXPECT_EQ(postToGet.result_int(), 405u);
   EXPECT_EQ(postToGet[http::field::allow], "GET, HEAD");
 }

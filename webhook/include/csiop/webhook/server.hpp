@@ -27,6 +27,9 @@ struct WebhookOptions {
   std::string bindAddress = ":9443";
   std::filesystem::path certDir;
   std::chrono::milliseconds certCheckInterval{1000};
+  // From the connection (or the previous answer) to the last byte of a request.
+  std::chrono::milliseconds readTimeout{10'000};
+  std::size_t maxConnections = 512;
   std::function<void(std::string_view)> log{}; // reloads, handshake failures, ...
 };
 

@@ -1,0 +1,162 @@
+// The admission decision, rule by rule.
+#include <gtest/gtest.h>
+
+#include "review_fixtures.hpp"
+
+namespace csiop::webhook {
+namespace {
+
+using namespace testing;
+using namespace std::chrono_literals;
+
+class Admission : public ::testing::Test {
+protected:
+  Decision decideOn(const Json& request) {
+    const ClusterView view = cluster.view();
+    return decide(request, view, reservations);
+  }
+
+  ClusterState cluster;
+  ManualTime time;
+  Reservations reservations{time.clock(), 60s};
+};
+
+TEST_F(Admission, AValidNewDriverDeploymentIsAllowed) {
+  const Decision d = decideOn(request("CREATE", example("hostpath.yaml")));
+  EXPECT_TRUE(d.allowed) << d.message;
+  EXPECT_TRUE(d.warnings.empty());
+}
+
+TEST_F(Admission, AnInvalidSpecIsDeniedWithEveryErrorAndItsPath) {
+  Json dd = example("hostpath.yaml");
+  dd["spec"]["driverName"] = "Bad_Name";
+  dd["spec"]["csiDriver"]["fsGroupPolicy"] = "Foo";
+  const Decision d = decideOn(request("CREATE", dd));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 422);
+  EXPECT_EQ(d.reason, "Invalid");
+  EXPECT_EQ(d.message.rfind("DriverDeployment \"hostpath\" is invalid: spec.driverName: Invalid "
+                            "value: \"Bad_Name\": a lowercase RFC 1123 subdomain",
+                            0),
+            0u)
+      << d.message;
+  EXPECT_NE(d.message.find("; spec.csiDriver.fsGroupPolicy: Unsupported value: \"Foo\": "
+                           "supported values: \"File\", \"None\", \"ReadWriteOnceWithFSType\""),
+            std::string::npos)
+      << d.message;
+}
+
+TEST_F(Admission, ValidationWarningsAreReturnedWithoutTheObjectPrefix) {
+  Json dd = example("hostpath.yaml");
+  dd["spec"].erase("controller"); // attachRequired stays true: nobody will attach
+  const Decision d = decideOn(request("CREATE", dd));
+  EXPECT_TRUE(d.allowed) << d.message;
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0].rfind("spec.csiDriver.attachRequired is true", 0), 0u) << d.warnings[0];
+}
+
+TEST_F(Admission, ChangingTheDriverNameIsDenied) {
+  const Json before = hostpath("hostpath", "hostpath.csi.k8s.io");
+  const Json after = hostpath("hostpath", "other.csi.k8s.io");
+  cluster.driverDeployments["hostpath"] = "hostpath.csi.k8s.io";
+  const Decision d = decideOn(request("UPDATE", after, before));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 422);
+  EXPECT_NE(d.message.find("spec.driverName: Invalid value: \"other.csi.k8s.io\": field is "
+                           "immutable (it was \"hostpath.csi.k8s.io\""),
+            std::string::npos)
+      << d.message;
+}
+
+TEST_F(Admission, AnUpdateOfTheHolderItselfIsAllowed) {
+  cluster.driverDeployments["hostpath"] = "hostpath.csi.k8s.io";
+  Json after = example("hostpath.yaml");
+  after["spec"]["driver"]["args"] = Json::array({"--v=2"});
+  const Decision d = decideOn(request("UPDATE", after, example("hostpath.yaml")));
+  EXPECT_TRUE(d.allowed) << d.message;
+}
+
+TEST_F(Admission, ADriverNameUsedByAnotherDriverDeploymentIsDeniedNamingIt) {
+  cluster.driverDeployments["first"] = "hostpath.csi.k8s.io";
+  const Decision d = decideOn(request("CREATE", hostpath("second", "hostpath.csi.k8s.io")));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 403);
+  EXPECT_EQ(d.reason, "Forbidden");
+  EXPECT_EQ(d.message, "spec.driverName: Duplicate value: \"hostpath.csi.k8s.io\": already used "
+                       "by DriverDeployment \"first\"; one driver name has one DriverDeployment");
+}
+
+TEST_F(Admission, TwoAdmissionsRacingAheadOfTheCacheAreCaughtByTheReservation) {
+  ASSERT_TRUE(decideOn(request("CREATE", hostpath("first", "race.csi.k8s.io"))).allowed);
+  // "first" is not in the cache yet.
+  const Decision second = decideOn(request("CREATE", hostpath("second", "race.csi.k8s.io")));
+  EXPECT_FALSE(second.allowed);
+  EXPECT_NE(second.message.find("being claimed by DriverDeployment \"first\""), std::string::npos)
+      << second.message;
+  // The same DriverDeployment again (a retried apply) is not its own rival.
+  EXPECT_TRUE(decideOn(request("CREATE", hostpath("first", "race.csi.k8s.io"))).allowed);
+  // A reservation ends after its time (the cache has taken over by then, or the create failed).
+  time.now += 61s;
+  EXPECT_TRUE(decideOn(request("CREATE", hostpath("second", "race.csi.k8s.io"))).allowed);
+}
+
+TEST_F(Admission, DryRunAdmissionsReserveNothing) {
+  Json r = request("CREATE", hostpath("first", "dry.csi.k8s.io"));
+  r["dryRun"] = true;
+  ASSERT_TRUE(decideOn(r).allowed);
+  EXPECT_EQ(reservations.size(), 0u);
+  EXPECT_TRUE(decideOn(request("CREATE", hostpath("second", "dry.csi.k8s.io"))).allowed);
+}
+
+TEST_F(Admission, AForeignCSIDriverIsDeniedUnlessAdoptionIsAskedFor) {
+  cluster.csiDrivers["hostpath.csi.k8s.io"] = Json::parse(
+      R"({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "hostpath.csi.k8s.io"}})");
+  Decision d = decideOn(request("CREATE", example("hostpath.yaml")));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 403);
+  EXPECT_NE(d.message.find("CSIDriver \"hostpath.csi.k8s.io\" already exists and is not managed "
+                           "by csi-operator"),
+            std::string::npos)
+      << d.message;
+  EXPECT_NE(d.message.find("csiop.dev/adopt-csidriver=true"), std::string::npos) << d.message;
+
+  Json adopting = example("hostpath.yaml");
+  adopting["metadata"]["annotations"] = {{kAdoptAnnotation, "true"}};
+  d = decideOn(request("CREATE", adopting));
+  EXPECT_TRUE(d.allowed) << d.message;
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_NE(d.warnings[0].find("adopts it"), std::string::npos);
+}
+
+TEST_F(Admission, ACSIDriverOfThisOperatorIsNoCollision) {
+  // Managed by the operator (owner label); whether it is this DriverDeployment's is the
+  // reconciler's call, from the owner uid.
+  cluster.csiDrivers["hostpath.csi.k8s.io"] = Json::parse(
+      R"({"metadata": {"name": "hostpath.csi.k8s.io", "labels": {"csiop.dev/driverdeployment": "hostpath"}}})");
+  EXPECT_TRUE(
+      decideOn(request("UPDATE", example("hostpath.yaml"), example("hostpath.yaml"))).allowed);
+}
+
+TEST_F(Admission, DeleteAndConnectAreAllowed) {
+  cluster.driverDeployments["other"] = "hostpath.csi.k8s.io";
+  EXPECT_TRUE(decideOn(request("DELETE", nullptr, example("hostpath.yaml"))).allowed);
+  EXPECT_TRUE(decideOn(request("CONNECT", nullptr)).allowed);
+}
+
+TEST_F(Admission, OtherKindsAndOperationsAreRefused) {
+  Json r = request("CREATE", example("hostpath.yaml"));
+  r["kind"] = {{"group", ""}, {"version", "v1"}, {"kind", "ConfigMap"}};
+  Decision d = decideOn(r);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 400);
+  EXPECT_EQ(d.message, "this webhook validates csiop.dev DriverDeployments, not ConfigMap");
+  d = decideOn(request("PATCH", example("hostpath.yaml")));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.message, "unsupported operation \"PATCH\"");
+  d = decideOn(request("CREATE", nullptr));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.message, "the AdmissionReview request has no object");
+}
+
+} // namespace
+} // namespace csiop::webhook
