@@ -21,6 +21,7 @@ Command addRender(CLI::App& app);
 Command addCrds(CLI::App& app);
 Command addVersion(CLI::App& app);
 Command addRun(CLI::App& app);
+Command addWebhook(CLI::App& app);
 
 // Parses argv and runs the chosen subcommand. Usage errors exit with 2.
 int run(int argc, const char* const* argv, Streams streams);

@@ -49,26 +49,63 @@ void setupLogging(const RunOptions& o) {
   }
 }
 
-} // namespace
-
-Command addRun(CLI::App& app) {
-  auto o = std::make_shared<RunOptions>();
-  auto* cmd = app.add_subcommand("run", "Run the operator: reconcile DriverDeployments");
-  auto& m = o->manager;
+// Flags `run` and `webhook` share: the connection, probes, metrics, the webhook, logging.
+void addCommonFlags(CLI::App* cmd, RunOptions& o) {
+  auto& m = o.manager;
   cmd->add_option("--kubeconfig", m.kubeconfig,
                   "Path to a kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   cmd->add_option("--context", m.context, "kubeconfig context (default: the current one)");
-  cmd->add_flag("--leader-elect", m.leaderElect,
-                "Elect a leader with a Lease, so that several replicas can run");
-  cmd->add_option("--leader-election-namespace", m.leaderElectionNamespace,
-                  "Namespace of the Lease (default: the pod's namespace)");
-  cmd->add_option("--leader-election-id", m.leaderElectionId, "Name of the Lease")
-      ->capture_default_str();
   cmd->add_option("--metrics-bind-address", m.metricsBindAddress,
                   "Address of the Prometheus /metrics endpoint (0 disables it)")
       ->capture_default_str();
   cmd->add_option("--health-probe-bind-address", m.healthProbeBindAddress,
                   "Address of /healthz and /readyz (0 disables them)")
+      ->capture_default_str();
+  cmd->add_option("--webhook-host", m.webhookHost,
+                  "Address the admission webhook listens on (default: every interface)");
+  cmd->add_option("--webhook-cert-dir", m.webhookCertDir,
+                  "Directory with the webhook's tls.crt and tls.key (reloaded when they change)")
+      ->capture_default_str();
+  cmd->add_option("--log-format", o.logFormat, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("-v,--v", o.verbosity, "Log verbosity (2: debug, 4: trace)")
+      ->capture_default_str();
+}
+
+} // namespace
+
+Command addWebhook(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand(
+      "webhook", "Serve only the admission webhook (and the caches it reads); for testing");
+  o->manager.reconcile = false;
+  o->manager.installCrds = false;
+  o->manager.webhookPort = 9443;
+  addCommonFlags(cmd, *o);
+  cmd->add_option("--webhook-port", o->manager.webhookPort, "HTTPS port of the admission webhook")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  return [o](Streams&) {
+    setupLogging(*o);
+    return controller::runManager(o->manager);
+  };
+}
+
+Command addRun(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Run the operator: reconcile DriverDeployments");
+  auto& m = o->manager;
+  addCommonFlags(cmd, *o);
+  cmd->add_option("--webhook-port", m.webhookPort,
+                  "HTTPS port of the admission webhook, served by every replica (0: off)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_flag("--leader-elect", m.leaderElect,
+                "Elect a leader with a Lease, so that several replicas can run");
+  cmd->add_option("--leader-election-namespace", m.leaderElectionNamespace,
+                  "Namespace of the Lease (default: the pod's namespace)");
+  cmd->add_option("--leader-election-id", m.leaderElectionId, "Name of the Lease")
       ->capture_default_str();
   cmd->add_option("--workers", m.workers, "DriverDeployments reconciled concurrently")
       ->check(CLI::Range(1, 64))
@@ -82,11 +119,6 @@ Command addRun(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("!--no-install-crds", m.installCrds,
                 "Do not install or upgrade the DriverDeployment CRD at start");
-  cmd->add_option("--log-format", o->logFormat, "text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  cmd->add_option("-v,--v", o->verbosity, "Log verbosity (2: debug, 4: trace)")
-      ->capture_default_str();
   return [o](Streams&) {
     setupLogging(*o);
     o->manager.resyncPeriod =

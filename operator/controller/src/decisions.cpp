@@ -52,12 +52,19 @@ bool ownedBy(const Json& o, const std::string& ownerUid) {
          meta["annotations"].value(render::kOwnerUidAnnotation, Json()) == ownerUid;
 }
 
-CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const std::string& uid) {
+CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const std::string& uid,
+                                  bool adopt) {
   using A = CSIDriverDecision::Action;
   if (live == nullptr) {
     return {A::Create, {}};
   }
-  if (!ownedBy(*live, uid)) {
+  // Adoption takes only what no DriverDeployment manages (no owner label).
+  const bool adoptable =
+      adopt &&
+      api::stringField(live->value("metadata", Json::object()).value("labels", Json::object()),
+                       render::kOwnerLabel)
+          .empty();
+  if (!ownedBy(*live, uid) && !adoptable) {
     const Json& meta = (*live)["metadata"];
     const std::string owner =
         meta.contains("labels") && meta["labels"].contains(render::kOwnerLabel)

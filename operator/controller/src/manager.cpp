@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include <csiop/api/json_access.hpp>
 #include <csiop/api/yaml.hpp>
 #include <csiop/controller/caches.hpp>
 #include <csiop/controller/events.hpp>
@@ -24,6 +25,7 @@
 #include <csiop/runtime/resync.hpp>
 #include <csiop/runtime/signals.hpp>
 #include <csiop/runtime/workqueue.hpp>
+#include <csiop/webhook/server.hpp>
 
 namespace csiop::controller {
 namespace {
@@ -109,6 +111,21 @@ struct Controllers {
   Reconciler reconciler;
 };
 
+// The webhook's view of the cluster: the operator's own caches.
+webhook::ClusterView clusterView(Caches& caches) {
+  return webhook::ClusterView{
+      [&caches](const std::string& driverName) {
+        std::vector<std::string> names;
+        for (const Json* dd : caches.driverDeployments.list()) {
+          if (api::stringField((*dd).value("spec", Json::object()), "driverName") == driverName) {
+            names.push_back(api::metadataField(*dd, "name"));
+          }
+        }
+        return names;
+      },
+      [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); }};
+}
+
 std::string podNamespace() {
   std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
   std::string ns;
@@ -145,6 +162,7 @@ int runManager(const ManagerOptions& options) {
 
   runtime::WorkQueue queue(io.get_executor());
   std::unique_ptr<Controllers> ctl; // once start-up (CRDs, discovery) is done
+  std::unique_ptr<webhook::WebhookServer> admission;
 
   runtime::HealthChecks healthz("healthz");
   runtime::HealthChecks readyz("readyz");
@@ -210,6 +228,9 @@ int runManager(const ManagerOptions& options) {
           co_await elector.release();
           for (auto& s : servers) {
             s->stop();
+          }
+          if (admission) {
+            admission->stop();
           }
           if (signals) {
             signals->cancel();
@@ -289,6 +310,27 @@ int runManager(const ManagerOptions& options) {
           const kube::ResourceRef* csiDriverApi =
               co_await discoverCsiDriverApi(*client, options.installCrds);
           ctl = std::make_unique<Controllers>(*client, *csiDriverApi, queue);
+          if (options.webhookPort > 0) {
+            const std::string host = options.webhookHost.find(':') != std::string::npos
+                                         ? "[" + options.webhookHost + "]"
+                                         : options.webhookHost;
+            admission = std::make_unique<webhook::WebhookServer>(
+                io.get_executor(),
+                webhook::WebhookOptions{
+                    .bindAddress = host + ":" + std::to_string(options.webhookPort),
+                    .certDir = options.webhookCertDir,
+                    .log =
+                        [](std::string_view m) {
+                          // A failed handshake is the client's problem (e.g. an old CA).
+                          const bool handshake = m.find("handshake") != std::string_view::npos;
+                          spdlog::log(handshake ? spdlog::level::debug : spdlog::level::info,
+                                      "webhook: {}", m);
+                        }},
+                clusterView(ctl->caches), [&ctl] { return ctl->caches.synced(); });
+            admission->start();
+            spdlog::info("admission webhook listening on port {} (certificates from {})",
+                         admission->port(), options.webhookCertDir);
+          }
         } catch (const std::exception& e) {
           spdlog::error("start-up: {}", e.what());
           exitCode = 1;
@@ -296,6 +338,9 @@ int runManager(const ManagerOptions& options) {
           co_return;
         }
         asio::co_spawn(io, startInformers(), asio::detached);
+        if (!options.reconcile) {
+          co_return; // `csi-operator webhook`: caches and the webhook only
+        }
         if (!options.leaderElect) {
           metrics.leader.set(1);
           co_await startWorkers();

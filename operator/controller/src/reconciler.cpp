@@ -293,7 +293,9 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
 
   // 1. The driver name: the CSIDriver object decides who owns it.
   const Json* liveDriver = caches_.csiDrivers.get("", object.spec.driverName);
-  const CSIDriverDecision decision = decideCSIDriver(liveDriver, desiredDriver, uid);
+  const bool adopt = stringField(dd["metadata"].value("annotations", Json::object()),
+                                 render::kAdoptAnnotation) == "true";
+  const CSIDriverDecision decision = decideCSIDriver(liveDriver, desiredDriver, uid, adopt);
   using A = CSIDriverDecision::Action;
   std::optional<ReconcileResult> early;
   try {

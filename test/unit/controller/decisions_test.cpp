@@ -73,6 +73,21 @@ TEST(CSIDriverDecision, LegacyCsiDriverIsUpdatedInPlace) {
   EXPECT_EQ(decideCSIDriver(&l, desired, "u1").action, A::Keep);
 }
 
+TEST(CSIDriverDecision, AdoptionTakesOverOnlyACSIDriverNobodyManages) {
+  Json foreign = live(
+      R"({"attachRequired": false, "volumeLifecycleModes": ["Persistent", "Ephemeral"]})", nullptr);
+  foreign["metadata"].erase("labels");
+  EXPECT_EQ(decideCSIDriver(&foreign, kDesired, "u1").action, A::Conflict) << "not without asking";
+  EXPECT_EQ(decideCSIDriver(&foreign, kDesired, "u1", true).action, A::Apply)
+      << "adopted: the apply adds the owner marks";
+  foreign["spec"]["attachRequired"] = true;
+  EXPECT_EQ(decideCSIDriver(&foreign, kDesired, "u1", true).action, A::Recreate)
+      << "immutable fields still need a recreate";
+  const Json othersDriver = live(R"({"attachRequired": false})", "u2");
+  EXPECT_EQ(decideCSIDriver(&othersDriver, kDesired, "u1", true).action, A::Conflict)
+      << "another DriverDeployment's driver is never adopted";
+}
+
 TEST(CSIDriverDecision, ConflictWhenOwnedByAnotherOrByNobody) {
   Json l = live(R"({"attachRequired": false})", "u2");
   auto d = decideCSIDriver(&l, kDesired, "u1");

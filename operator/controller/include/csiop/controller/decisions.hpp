@@ -27,8 +27,10 @@ struct CSIDriverDecision {
   std::string detail; // for Recreate: which fields; for Conflict: who owns it
 };
 
+// adopt: the DriverDeployment asks to take over a CSIDriver nobody manages
+// (render::kAdoptAnnotation); one managed by another DriverDeployment stays a conflict.
 CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired,
-                                  const std::string& ownerUid);
+                                  const std::string& ownerUid, bool adopt = false);
 
 // Identity of an object: apiVersion's group, kind, namespace, name.
 struct ObjectKey {

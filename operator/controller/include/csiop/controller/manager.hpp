@@ -1,6 +1,6 @@
 // `csi-operator run`: wires the client, the caches, the work queue, the
-// reconciler, leader election, the probe/metrics server and signal handling
-// on one single-threaded io_context.
+// reconciler, leader election, the admission webhook, the probe/metrics server
+// and signal handling on one single-threaded io_context.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,14 @@ struct ManagerOptions {
   int workers = 4; // reconciles in flight (different keys)
   std::chrono::seconds resyncPeriod{600};
   bool installCrds = true;
+  // The validating admission webhook, served by every replica (leader or not)
+  // on HTTPS port `webhookPort` (0: off) with tls.crt/tls.key from
+  // `webhookCertDir`, reloaded when they change.
+  int webhookPort = 0;
+  std::string webhookHost; // "" : every interface
+  std::string webhookCertDir = "/tmp/k8s-webhook-server/serving-certs";
+  // false: only the webhook and the caches it reads (`csi-operator webhook`).
+  bool reconcile = true;
 };
 
 // Runs until SIGTERM/SIGINT (exit code 0) or a fatal error (1). Losing the

@@ -30,6 +30,9 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
 inline constexpr const char* kOwnerLabel = "csiop.dev/driverdeployment";
 inline constexpr const char* kOwnerUidAnnotation = "csiop.dev/owner-uid";
 inline constexpr const char* kManagedBy = "csi-operator";
+// On a DriverDeployment: "true" lets it take over a CSIDriver of its driver
+// name that csi-operator does not manage (installed by hand or another tool).
+inline constexpr const char* kAdoptAnnotation = "csiop.dev/adopt-csidriver";
 
 std::string ownerSelector(const std::string& driverDeploymentName);
 
