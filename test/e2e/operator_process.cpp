@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 namespace csiop::e2e {
 
 int freeLoopbackPort() {
@@ -89,6 +92,24 @@ bool exists(const std::vector<std::string>& what) {
   std::vector<std::string> args = {"get"};
   args.insert(args.end(), what.begin(), what.end());
   return kubectl(args).ok();
+}
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::string hostpathAs(const std::string& name) {
+  std::string yaml = readFile(sourceDir() / "examples/hostpath.yaml");
+  const auto replaceAll = [&](const std::string& from, const std::string& to) {
+    for (auto at = yaml.find(from); at != std::string::npos; at = yaml.find(from, at + to.size())) {
+      yaml.replace(at, from.size(), to);
+    }
+  };
+  replaceAll("name: hostpath\n", "name: " + name + "\n");
+  replaceAll("hostpath.csi.k8s.io", name + ".csi.k8s.io");
+  replaceAll("csi-hostpath", "csi-" + name);
+  return yaml;
 }
 
 void deleteDd(const std::string& name) {

@@ -47,5 +47,9 @@ std::string ddCondition(const std::string& dd, const std::string& type);
 // `kubectl get <what...>` succeeds
 bool exists(const std::vector<std::string>& what);
 void deleteDd(const std::string& name);
+std::string readFile(const std::filesystem::path& path);
+// examples/hostpath.yaml as DriverDeployment `name`, driver `name`.csi.k8s.io, namespace
+// csi-`name`: the same children under other names.
+std::string hostpathAs(const std::string& name);
 
 } // namespace csiop::e2e

@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <fstream>
-#include <iterator>
 #include <regex>
 #include <set>
 #include <thread>
@@ -16,27 +14,6 @@
 
 namespace csiop::e2e {
 namespace {
-
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void replaceAll(std::string& s, const std::string& from, const std::string& to) {
-  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
-    s.replace(at, from.size(), to);
-  }
-}
-
-// examples/hostpath.yaml as DriverDeployment `name`, driver `name`.csi.k8s.io, namespace
-// csi-`name`: the same 17 children under other names.
-std::string hostpathAs(const std::string& name) {
-  std::string yaml = readFile(sourceDir() / "examples/hostpath.yaml");
-  replaceAll(yaml, "name: hostpath\n", "name: " + name + "\n");
-  replaceAll(yaml, "hostpath.csi.k8s.io", name + ".csi.k8s.io");
-  replaceAll(yaml, "csi-hostpath", "csi-" + name);
-  return yaml;
-}
 
 // Every object the renderer wants for DriverDeployment `name` exists, the DriverDeployment's
 // status is current, and it does not report a conflict over its own driver name.

@@ -14,11 +14,6 @@
 namespace csiop::e2e {
 namespace {
 
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // One operator for the whole suite, as a cluster would run it.
 class Operator : public ::testing::Test {
 protected:
