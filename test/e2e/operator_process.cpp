@@ -29,10 +29,11 @@ int freeLoopbackPort() {
 }
 
 OperatorProcess::OperatorProcess(const std::string& logName,
-                                 const std::vector<std::string>& extraArgs)
+                                 const std::vector<std::string>& extraArgs,
+                                 const std::string& subcommand)
     : metricsPort_(freeLoopbackPort()), healthPort_(freeLoopbackPort()) {
   std::vector<std::string> argv = {operatorBinary().string(),
-                                   "run",
+                                   subcommand,
                                    "--kubeconfig",
                                    cluster().kubeconfig.string(),
                                    "--metrics-bind-address",

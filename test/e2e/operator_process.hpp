@@ -21,8 +21,9 @@ int freeLoopbackPort();
 
 class OperatorProcess {
 public:
-  // Runs `csi-operator run --kubeconfig <cluster> <extra...>` with -v 2.
-  OperatorProcess(const std::string& logName, const std::vector<std::string>& extraArgs = {});
+  // Runs `csi-operator <subcommand> --kubeconfig <cluster> <extra...>` with -v 2.
+  OperatorProcess(const std::string& logName, const std::vector<std::string>& extraArgs = {},
+                  const std::string& subcommand = "run");
 
   bool waitReady(std::chrono::milliseconds timeout);
   // The value of the first sample whose line starts with `series` ("name" or

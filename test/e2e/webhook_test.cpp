@@ -226,6 +226,37 @@ TEST_F(Webhook, ARotatedCertificateKeepsAdmissionsWorkingWithoutARestart) {
   EXPECT_TRUE(op->process().running());
 }
 
+TEST_F(Webhook, TheStandaloneWebhookServesTheSameDecisions) {
+  const int standalonePort = freeLoopbackPort();
+  OperatorProcess standalone("webhook-standalone.log",
+                             {"--webhook-port", std::to_string(standalonePort), "--webhook-host",
+                              "127.0.0.1", "--webhook-cert-dir", certDir.string()},
+                             "webhook");
+  ASSERT_TRUE(standalone.waitReady(60s));
+  const int operatorPort = port;
+  port = standalonePort;
+  registerWebhook("Fail", readFile(certDir / "second-ca.crt"));
+  port = operatorPort;
+  EXPECT_TRUE(deniedWith(sameDriverAs("copy", "hostpath.csi.k8s.io"),
+                         "already used by DriverDeployment \"hostpath\""));
+  EXPECT_NE(standalone.log().find("admission webhook listening on port " +
+                                  std::to_string(standalonePort)),
+            std::string::npos)
+      << standalone.log();
+  EXPECT_EQ(standalone.mutatingRequests(), 0) << "the standalone webhook writes nothing";
+  EXPECT_TRUE(waitFor("the standalone webhook answered", 30s, [&](std::string& seen) {
+    const double denied = standalone.metric("csiop_webhook_reviews_total{result=\"denied\"}");
+    seen = std::to_string(denied);
+    if (denied < 1) {
+      apply(sameDriverAs("copy", "hostpath.csi.k8s.io"), true);
+    }
+    return denied >= 1;
+  }));
+  registerWebhook("Fail", readFile(certDir / "second-ca.crt"));
+  standalone.process().signal(SIGTERM);
+  EXPECT_EQ(standalone.process().wait(30s), 0);
+}
+
 TEST_F(Webhook, WithTheWebhookDownFailRejectsAndIgnoreLeavesItToTheReconciler) {
   op->process().signal(SIGTERM);
   ASSERT_EQ(op->process().wait(30s), 0);

@@ -193,7 +193,7 @@ ReviewResult review(std::string_view body, const ClusterView& cluster, Reservati
   const Json out = {{"apiVersion", "admission.k8s.io/v1"},
                     {"kind", "AdmissionReview"},
                     {"response", std::move(response)}};
-  return ReviewResult{200, out.dump(), "application/json"};
+  return ReviewResult{200, out.dump(), "application/json", decision.allowed ? "allowed" : "denied"};
 }
 
 } // namespace csiop::webhook

@@ -20,7 +20,13 @@ WebhookServer::WebhookServer(boost::asio::any_io_executor executor, WebhookOptio
   http_->handle(
       kValidatePath,
       [this](const runtime::HttpRequest& request) {
+        const auto started = std::chrono::steady_clock::now();
         ReviewResult result = review(request.body, cluster_, reservations_);
+        if (options_.observe) {
+          options_.observe(
+              result.outcome,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        }
         return runtime::HttpResponse{static_cast<unsigned>(result.httpStatus),
                                      std::move(result.contentType), std::move(result.body)};
       },

@@ -325,6 +325,10 @@ int runManager(const ManagerOptions& options) {
                           const bool handshake = m.find("handshake") != std::string_view::npos;
                           spdlog::log(handshake ? spdlog::level::debug : spdlog::level::info,
                                       "webhook: {}", m);
+                        },
+                    .observe =
+                        [&metrics](std::string_view outcome, double seconds) {
+                          metrics.observeReview(outcome, seconds);
                         }},
                 clusterView(ctl->caches), [&ctl] { return ctl->caches.synced(); });
             admission->start();

@@ -381,10 +381,28 @@ OperatorMetrics::OperatorMetrics(Registry& registry)
       driverDeployments(
           registry
               .gauge("csiop_driverdeployments", "DriverDeployment objects known to the operator.")
+              .get()),
+      webhookReviewsTotal(registry.counter("csiop_webhook_reviews_total",
+                                           "AdmissionReviews answered by the webhook, by result "
+                                           "(rejected: not a usable AdmissionReview).",
+                                           {"result"})),
+      webhookReviewDuration(
+          registry
+              .histogram("csiop_webhook_review_duration_seconds",
+                         "Time to decide one AdmissionReview, in seconds.", {},
+                         {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1})
               .get()) {
   for (const char* result : {"success", "error", "requeue"}) {
     reconcileTotal.with({result});
   }
+  for (const char* result : {"allowed", "denied", "rejected"}) {
+    webhookReviewsTotal.with({result});
+  }
+}
+
+void OperatorMetrics::observeReview(std::string_view result, double seconds) {
+  webhookReviewsTotal.with({std::string(result)}).inc();
+  webhookReviewDuration.observe(seconds);
 }
 
 void OperatorMetrics::observeReconcile(ReconcileResult result, double seconds) {

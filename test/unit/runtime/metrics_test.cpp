@@ -195,6 +195,16 @@ std::string bucketLines(const std::string& name, std::uint64_t count) {
   return lines;
 }
 
+std::string webhookBucketLines(std::uint64_t count) {
+  std::string lines;
+  for (const char* le : {"0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025",
+                         "0.1", "+Inf"}) {
+    lines += "csiop_webhook_review_duration_seconds_bucket{le=\"" + std::string(le) + "\"} " +
+             std::to_string(count) + "\n";
+  }
+  return lines;
+}
+
 TEST(OperatorMetricsTest, RendersEveryOperatorMetricFromTheStart) {
   Registry registry;
   OperatorMetrics metrics(registry);
@@ -221,6 +231,18 @@ TEST(OperatorMetricsTest, RendersEveryOperatorMetricFromTheStart) {
                 "csiop_reconcile_total{result=\"error\"} 0\n"
                 "csiop_reconcile_total{result=\"requeue\"} 0\n"
                 "csiop_reconcile_total{result=\"success\"} 0\n"
+                "# HELP csiop_webhook_review_duration_seconds Time to decide one AdmissionReview, "
+                "in seconds.\n"
+                "# TYPE csiop_webhook_review_duration_seconds histogram\n" +
+                webhookBucketLines(0) +
+                "csiop_webhook_review_duration_seconds_sum 0\n"
+                "csiop_webhook_review_duration_seconds_count 0\n"
+                "# HELP csiop_webhook_reviews_total AdmissionReviews answered by the webhook, by "
+                "result (rejected: not a usable AdmissionReview).\n"
+                "# TYPE csiop_webhook_reviews_total counter\n"
+                "csiop_webhook_reviews_total{result=\"allowed\"} 0\n"
+                "csiop_webhook_reviews_total{result=\"denied\"} 0\n"
+                "csiop_webhook_reviews_total{result=\"rejected\"} 0\n"
                 "# HELP csiop_workqueue_depth DriverDeployment keys waiting in the work queue.\n"
                 "# TYPE csiop_workqueue_depth gauge\n"
                 "csiop_workqueue_depth 0\n");
@@ -233,6 +255,7 @@ TEST(OperatorMetricsTest, RecordsReconcilesAndApiRequests) {
   metrics.observeReconcile(ReconcileResult::error, 0.25);
   metrics.observeReconcile(ReconcileResult::requeue, 100);
   metrics.observeReconcile(ReconcileResult::success, 0.001);
+  metrics.observeReview("denied", 0.0003);
   metrics.observeApiRequest("get", 200);
   metrics.observeApiRequest("get", 200);
   metrics.observeApiRequest("list", 200);
@@ -248,21 +271,26 @@ TEST(OperatorMetricsTest, RecordsReconcilesAndApiRequests) {
   EXPECT_EQ(metrics.apiMutatingRequestsTotal.value(), 3) << "apply, patch, delete";
 
   const std::string text = registry.render();
-  for (const char* line :
-       {"csiop_api_requests_total{code=\"200\",verb=\"get\"} 2\n",
-        "csiop_api_requests_total{code=\"200\",verb=\"list\"} 1\n",
-        "csiop_api_requests_total{code=\"409\",verb=\"patch\"} 1\n",
-        "csiop_api_requests_total{code=\"<error>\",verb=\"delete\"} 1\n",
-        "csiop_api_mutating_requests_total 3\n", "csiop_leader 1\n", "csiop_driverdeployments 2\n",
-        "csiop_workqueue_depth 1\n", "csiop_reconcile_total{result=\"error\"} 1\n",
-        "csiop_reconcile_total{result=\"requeue\"} 1\n",
-        "csiop_reconcile_total{result=\"success\"} 2\n",
-        "csiop_reconcile_duration_seconds_bucket{le=\"0.005\"} 1\n",
-        "csiop_reconcile_duration_seconds_bucket{le=\"0.25\"} 2\n",
-        "csiop_reconcile_duration_seconds_bucket{le=\"0.5\"} 3\n",
-        "csiop_reconcile_duration_seconds_bucket{le=\"60\"} 3\n",
-        "csiop_reconcile_duration_seconds_bucket{le=\"+Inf\"} 4\n",
-        "csiop_reconcile_duration_seconds_count 4\n"}) {
+  for (const char* line : {"csiop_api_requests_total{code=\"200\",verb=\"get\"} 2\n",
+                           "csiop_api_requests_total{code=\"200\",verb=\"list\"} 1\n",
+                           "csiop_api_requests_total{code=\"409\",verb=\"patch\"} 1\n",
+                           "csiop_api_requests_total{code=\"<error>\",verb=\"delete\"} 1\n",
+                           "csiop_api_mutating_requests_total 3\n",
+                           "csiop_leader 1\n",
+                           "csiop_driverdeployments 2\n",
+                           "csiop_workqueue_depth 1\n",
+                           "csiop_reconcile_total{result=\"error\"} 1\n",
+                           "csiop_reconcile_total{result=\"requeue\"} 1\n",
+                           "csiop_reconcile_total{result=\"success\"} 2\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"0.005\"} 1\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"0.25\"} 2\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"0.5\"} 3\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"60\"} 3\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"+Inf\"} 4\n",
+                           "csiop_reconcile_duration_seconds_count 4\n",
+                           "csiop_webhook_reviews_total{result=\"denied\"} 1\n",
+                           "csiop_webhook_review_duration_seconds_bucket{le=\"0.00025\"} 0\n",
+                           "csiop_webhook_review_duration_seconds_bucket{le=\"0.0005\"} 1\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line;
   }
 

@@ -81,6 +81,7 @@ struct ReviewResult {
   int httpStatus = 200; // 400 when the body is not an AdmissionReview request
   std::string body;     // an AdmissionReview response, or a plain-text error
   std::string contentType = "application/json";
+  std::string outcome = "rejected"; // allowed, denied, or rejected (not an AdmissionReview)
 };
 
 // The whole exchange: parses `body`, decides, and writes the AdmissionReview

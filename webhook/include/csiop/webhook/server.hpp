@@ -31,6 +31,8 @@ struct WebhookOptions {
   std::chrono::milliseconds readTimeout{10'000};
   std::size_t maxConnections = 512;
   std::function<void(std::string_view)> log{}; // reloads, handshake failures, ...
+  // Told about each review: its outcome (ReviewResult::outcome) and how long it took.
+  std::function<void(std::string_view outcome, double seconds)> observe{};
 };
 
 class WebhookServer {

@@ -164,7 +164,14 @@ struct OperatorMetrics {
   // csiop_driverdeployments: DriverDeployments in the informer cache.
   Gauge& driverDeployments;
 
+  // csiop_webhook_reviews_total{result="allowed|denied|rejected"}: AdmissionReviews
+  // answered (rejected: not a usable AdmissionReview, HTTP 4xx).
+  CounterFamily& webhookReviewsTotal;
+  // csiop_webhook_review_duration_seconds: from the request read to the answer built.
+  Histogram& webhookReviewDuration;
+
   void observeReconcile(ReconcileResult result, double seconds);
+  void observeReview(std::string_view result, double seconds);
   // `verb`: the Kubernetes verb, lower case (get, list, watch, create, update,
   // patch, apply, delete, deletecollection). `httpStatus` <= 0 means no response
   // (connection error) and is recorded as code="<error>", as client-go does.
