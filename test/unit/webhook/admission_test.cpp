@@ -9,17 +9,7 @@ namespace {
 using namespace testing;
 using namespace std::chrono_literals;
 
-class Admission : public ::testing::Test {
-protected:
-  Decision decideOn(const Json& request) {
-    const ClusterView view = cluster.view();
-    return decide(request, view, reservations);
-  }
-
-  ClusterState cluster;
-  ManualTime time;
-  Reservations reservations{time.clock(), 60s};
-};
+using Admission = WebhookTest;
 
 TEST_F(Admission, AValidNewDriverDeploymentIsAllowed) {
   const Decision d = decideOn(request("CREATE", example("hostpath.yaml")));

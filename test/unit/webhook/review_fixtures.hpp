@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include <csiop/api/yaml.hpp>
 #include <csiop/webhook/admission.hpp>
 
@@ -78,6 +80,24 @@ struct ManualTime {
   Reservations::Clock clock() {
     return [this] { return now; };
   }
+};
+
+// A cluster, a manual clock and the reservations they drive, with a decide and a
+// review call on them.
+class WebhookTest : public ::testing::Test {
+protected:
+  Decision decideOn(const Json& request) {
+    const ClusterView view = cluster.view();
+    return decide(request, view, reservations);
+  }
+  ReviewResult send(std::string_view body) {
+    const ClusterView view = cluster.view();
+    return review(body, view, reservations);
+  }
+
+  ClusterState cluster;
+  ManualTime time;
+  Reservations reservations{time.clock(), std::chrono::seconds(60)};
 };
 
 } // namespace csiop::webhook::testing

@@ -9,17 +9,7 @@ namespace {
 using namespace testing;
 using namespace std::chrono_literals;
 
-class Review : public ::testing::Test {
-protected:
-  ReviewResult send(std::string_view body) {
-    const ClusterView view = cluster.view();
-    return review(body, view, reservations);
-  }
-
-  ClusterState cluster;
-  ManualTime time;
-  Reservations reservations{time.clock(), 60s};
-};
+using Review = WebhookTest;
 
 TEST_F(Review, AnAllowedReviewEchoesTheUid) {
   const auto r = send(reviewBody(request("CREATE", example("hostpath.yaml"), {}, "uid-1")));
