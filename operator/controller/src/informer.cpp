@@ -60,12 +60,26 @@ void Informer::notify(const Json* old, const Json* updated) {
   }
 }
 
+namespace {
+
+// What the cache keeps of an object: all but metadata.managedFields, often a
+// third of an object's size and never read (as client-go's
+// TransformStripManagedFields). Updates that omit it leave it unchanged.
+void trim(Json& object) {
+  if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+    meta->erase("managedFields");
+  }
+}
+
+} // namespace
+
 void Informer::replaceAll(std::vector<Json> items) {
   std::map<std::string, Json> fresh;
   for (auto& item : items) {
     // List items carry no apiVersion/kind; keep objects self-describing.
     item["apiVersion"] = ref_.apiVersion();
     item["kind"] = ref_.kind;
+    trim(item);
     fresh.emplace(keyOf(item), std::move(item));
   }
   std::map<std::string, Json> old = std::move(store_);
@@ -94,6 +108,7 @@ void Informer::applyEvent(const kube::WatchEvent& event) {
   Json object = event.object;
   object["apiVersion"] = ref_.apiVersion();
   object["kind"] = ref_.kind;
+  trim(object);
   const std::string key = keyOf(object);
   const auto it = store_.find(key);
   if (event.type == T::Deleted) {
@@ -114,6 +129,9 @@ void Informer::applyEvent(const kube::WatchEvent& event) {
 }
 
 asio::awaitable<void> Informer::sleep(std::chrono::milliseconds delay) {
+  if (stopped_) {
+    co_return; // stop() came while a request was in flight: its cancel() found no wait
+  }
   timer_->expires_after(delay);
   boost::system::error_code ec;
   co_await timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -160,6 +178,9 @@ asio::awaitable<void> Informer::run() {
                                          .allowWatchBookmarks = true,
                                          .timeoutSeconds = watchTimeoutSeconds()});
         ++watches_;
+        if (stopped_) {
+          co_return; // stop() came while the watch was opening: nothing would cancel it
+        }
         watch_ = &w;
         try {
           while (auto event = co_await w.next()) {
@@ -191,6 +212,9 @@ asio::awaitable<void> Informer::run() {
         wait = !e.isGone();
         if (wait) {
           failed("watch", e);
+        } else {
+          spdlog::info("watch {} from {}: {}; relisting", ref_.resource, resourceVersion,
+                       kube::toString(kube::WatchEnd::Expired));
         }
       } catch (const kube::TransportError& e) {
         watch_ = nullptr;
