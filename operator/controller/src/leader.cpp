@@ -1,7 +1,12 @@
 #include <csiop/controller/leader.hpp>
 
+#include <algorithm>
 #include <ctime>
+#include <exception>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -13,6 +18,18 @@ namespace {
 
 namespace asio = boost::asio;
 using api::Json;
+
+// Marks an attempt in flight for as long as it lives.
+class InFlight {
+public:
+  explicit InFlight(bool& flag) : flag_(flag) { flag_ = true; }
+  ~InFlight() { flag_ = false; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+private:
+  bool& flag_;
+};
 
 } // namespace
 
@@ -35,6 +52,9 @@ LeaderElector::LeaderElector(kube::Client& client, LeaderElectionConfig config)
       timer_(std::make_unique<asio::steady_timer>(client.executor())) {}
 
 asio::awaitable<void> LeaderElector::sleep(std::chrono::milliseconds d) {
+  if (stopped_) {
+    co_return; // stop() came during an attempt: its cancel() found no wait
+  }
   timer_->expires_after(d);
   boost::system::error_code ec;
   co_await timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -57,8 +77,11 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
     spdlog::warn("leader election: {}", e.what());
     co_return false;
   }
+  // Whole seconds, rounded up (and at least 1, which the API server requires).
+  const std::int64_t leaseSeconds = std::max<std::int64_t>(
+      1, std::chrono::ceil<std::chrono::seconds>(config_.leaseDuration).count());
   Json spec = {{"holderIdentity", config_.identity},
-               {"leaseDurationSeconds", config_.leaseDuration.count()},
+               {"leaseDurationSeconds", leaseSeconds},
                {"acquireTime", now},
                {"renewTime", now},
                {"leaseTransitions", 0}};
@@ -112,16 +135,52 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
   co_return false;
 }
 
+asio::awaitable<bool> LeaderElector::attempt(std::chrono::steady_clock::time_point deadline) {
+  namespace x = asio::experimental;
+  // client-go bounds each renewal by the renew deadline too: a request the server never
+  // answers must not keep this replica leading after the lease has expired for the others.
+  // The first to finish cancels the other.
+  asio::steady_timer expiry(client_.executor(), deadline);
+  auto group = x::make_parallel_group(
+      asio::co_spawn(client_.executor(), tryAcquireOrRenew(), asio::deferred),
+      expiry.async_wait(asio::deferred));
+  auto [order, error, acquired, expired] =
+      co_await group.async_wait(x::wait_for_one(), asio::use_awaitable);
+  if (order[0] != 0) {
+    spdlog::warn("leader election: no answer by the renew deadline");
+    co_return false;
+  }
+  if (error) { // not an API or transport error (those are handled): a failed attempt too
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      spdlog::warn("leader election: {}", e.what());
+    } catch (...) {
+      spdlog::warn("leader election: unknown error");
+    }
+    co_return false;
+  }
+  co_return acquired;
+}
+
 asio::awaitable<void> LeaderElector::run(std::function<void()> onStartedLeading,
                                          std::function<void()> onStoppedLeading) {
-  const auto retry = std::chrono::duration_cast<std::chrono::milliseconds>(config_.retryPeriod);
-  while (!stopped_ && !(co_await tryAcquireOrRenew())) {
+  const auto retry = config_.retryPeriod;
+  while (!stopped_) {
+    {
+      // leading_ is set before release() can look at it: a lease acquired while stopping is
+      // still handed back.
+      const InFlight busy(attempting_);
+      leading_ = co_await attempt(std::chrono::steady_clock::now() + config_.renewDeadline);
+    }
+    if (leading_) {
+      break;
+    }
     co_await sleep(retry);
   }
-  if (stopped_) {
+  if (!leading_ || stopped_) {
     co_return;
   }
-  leading_ = true;
   spdlog::info("leader election: {} acquired lease {}/{}", config_.identity, config_.namespace_,
                config_.name);
   onStartedLeading();
@@ -131,9 +190,16 @@ asio::awaitable<void> LeaderElector::run(std::function<void()> onStartedLeading,
     if (stopped_) {
       break;
     }
-    if (co_await tryAcquireOrRenew()) {
-      lastRenew = std::chrono::steady_clock::now();
-    } else if (std::chrono::steady_clock::now() - lastRenew > config_.renewDeadline) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto deadline = lastRenew + config_.renewDeadline;
+    bool renewed = false;
+    {
+      const InFlight busy(attempting_);
+      renewed = co_await attempt(deadline);
+    }
+    if (renewed) {
+      lastRenew = started;
+    } else if (std::chrono::steady_clock::now() >= deadline) {
       break;
     }
   }
@@ -146,6 +212,14 @@ asio::awaitable<void> LeaderElector::run(std::function<void()> onStartedLeading,
 
 asio::awaitable<void> LeaderElector::release() {
   stop();
+  // An attempt in flight could renew (or acquire) the lease after it was handed back, or make
+  // the hand-back fail with a conflict: let it end first (it ends by the renew deadline).
+  asio::steady_timer pause(client_.executor());
+  while (attempting_) {
+    pause.expires_after(std::chrono::milliseconds(5));
+    boost::system::error_code ec;
+    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
   if (!leading_) {
     co_return;
   }
