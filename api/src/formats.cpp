@@ -5,8 +5,13 @@
 namespace csiop::api::formats {
 namespace {
 
+// libstdc++'s std::regex matches recursively, about a stack frame per input
+// character: input longer than any valid value is refused before it can
+// exhaust the stack (a 30,000-digit quantity did).
+constexpr std::size_t kMaxMatchedLength = 1024;
+
 bool matches(std::string_view s, const std::regex& re) {
-  return std::regex_match(s.begin(), s.end(), re);
+  return s.size() <= kMaxMatchedLength && std::regex_match(s.begin(), s.end(), re);
 }
 
 const char* kLabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
@@ -123,7 +128,7 @@ std::optional<double> goDuration(std::string_view s) {
   if (s == "0") {
     return 0.0;
   }
-  if (s.empty()) {
+  if (s.empty() || s.size() > kMaxMatchedLength) {
     return std::nullopt;
   }
   double total = 0;
@@ -134,7 +139,12 @@ std::optional<double> goDuration(std::string_view s) {
         m[1].str().empty() || m[1].str() == ".") {
       return std::nullopt;
     }
-    const double v = std::stod(m[1].str());
+    double v = 0;
+    try {
+      v = std::stod(m[1].str());
+    } catch (const std::exception&) { // out of range for a double
+      return std::nullopt;
+    }
     const std::string unit = m[3].str();
     double scale = 1;
     if (unit == "ns") {

@@ -13,8 +13,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <exception>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <csiop/api/types.hpp>
@@ -103,7 +105,8 @@ inline std::string checkAnswer(std::string_view input, const ReviewResult& resul
   // the handler: then (and only then) the answer is a 200 AdmissionReview.
   Json in;
   bool envelope = false;
-  if (input.size() <= kMaxReviewBytes) {
+  if (input.size() <= kMaxReviewBytes &&
+      nestingDepth(input, kMaxNestingDepth) <= kMaxNestingDepth) {
     in = Json::parse(input, nullptr, /*allow_exceptions=*/false);
     const Json& uid = at(at(in, "request"), "uid");
     envelope = !in.is_discarded() && in.is_object() &&

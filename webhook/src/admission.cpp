@@ -146,8 +146,41 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
   return allowed;
 }
 
+std::size_t nestingDepth(std::string_view text, std::size_t limit) {
+  std::size_t depth = 0;
+  std::size_t deepest = 0;
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        inString = false;
+      }
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) {
+        return deepest;
+      }
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 ReviewResult review(std::string_view body, const ClusterView& cluster, Reservations& reservations) {
   const auto badRequest = [](std::string message) {
+    // Parse errors quote the input: keep the answer printable ASCII.
+    for (char& c : message) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte >= 0x7f) {
+        c = '?';
+      }
+    }
     return ReviewResult{400, std::move(message) + "\n", "text/plain; charset=utf-8"};
   };
   if (body.size() > kMaxReviewBytes) {
@@ -156,10 +189,13 @@ ReviewResult review(std::string_view body, const ClusterView& cluster, Reservati
                             " bytes is over the limit of " + std::to_string(kMaxReviewBytes) + "\n",
                         "text/plain; charset=utf-8"};
   }
+  if (nestingDepth(body, kMaxNestingDepth) > kMaxNestingDepth) {
+    return badRequest("JSON nested deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+  }
   Json in;
   try {
     in = Json::parse(body);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) { // syntax, and numbers out of a double's range
     return badRequest(std::string("malformed JSON: ") + e.what());
   }
   if (!in.is_object() || stringField(in, "apiVersion") != "admission.k8s.io/v1" ||

@@ -87,6 +87,40 @@ TEST_F(Review, FieldsOfTheWrongTypeAreDeniedNotCrashedOn) {
   }
 }
 
+TEST_F(Review, HostileJsonIsRefusedNotCrashedOn) {
+  // A number out of a double's range.
+  auto r = send("1e309");
+  EXPECT_EQ(r.httpStatus, 400);
+  EXPECT_NE(r.body.find("malformed JSON"), std::string::npos) << r.body;
+  // Nesting that would exhaust the stack when copied or destroyed.
+  Json dd = example("hostpath.yaml");
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string body = reviewBody(request("CREATE", dd));
+  body.replace(body.find("\"spec\":{"), 8, "\"x\":" + deep + ",\"spec\":{");
+  r = send(body);
+  EXPECT_EQ(r.httpStatus, 400);
+  EXPECT_NE(r.body.find("nested deeper than 200 levels"), std::string::npos)
+      << r.body.substr(0, 200);
+  // Bytes that are not text are not echoed back.
+  r = send("{\"a\": \xff\xfe}");
+  EXPECT_EQ(r.httpStatus, 400);
+  for (const char c : r.body) {
+    EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << static_cast<int>(c);
+  }
+}
+
+TEST_F(Review, AHugeQuantityIsDeniedNotCrashedOn) {
+  // The CRD's pattern has no length limit, so the API server lets this through to the webhook;
+  // a recursive regex over 30,000 digits used to overflow the stack.
+  Json dd = example("hostpath.yaml");
+  dd["spec"]["driver"]["resources"] = {{"limits", {{"cpu", std::string(30000, '9')}}}};
+  const auto r = send(reviewBody(request("CREATE", dd)));
+  ASSERT_EQ(r.httpStatus, 200);
+  const Json response = Json::parse(r.body)["response"];
+  EXPECT_EQ(response["allowed"], false);
+  EXPECT_EQ(response["status"]["code"], 422);
+}
+
 TEST_F(Review, AnOversizedBodyIsRefusedUnread) {
   const std::string huge(kMaxReviewBytes + 1, ' ');
   const auto r = send(huge);

@@ -34,6 +34,9 @@ inline constexpr const char* kAdoptAnnotation = render::kAdoptAnnotation;
 // Largest AdmissionReview accepted (object and oldObject of a DriverDeployment,
 // each at most the API server's 3 MiB request limit, plus the envelope).
 inline constexpr std::size_t kMaxReviewBytes = 7 * 1024 * 1024;
+// Deepest nesting of JSON arrays and objects accepted (a DriverDeployment needs
+// a dozen levels; the API server allows 10,000).
+inline constexpr std::size_t kMaxNestingDepth = 200;
 
 // What the decision reads from the cluster.
 struct ClusterView {
@@ -83,6 +86,11 @@ struct ReviewResult {
   std::string contentType = "application/json";
   std::string outcome = "rejected"; // allowed, denied, or rejected (not an AdmissionReview)
 };
+
+// The deepest nesting of JSON arrays and objects in `text` (strings skipped);
+// stops counting once it exceeds `limit`. Deep input is refused before it is
+// parsed, since copying JSON recurses once per level.
+std::size_t nestingDepth(std::string_view text, std::size_t limit);
 
 // The whole exchange: parses `body`, decides, and writes the AdmissionReview
 // response echoing the request's uid. Never throws for any input.
