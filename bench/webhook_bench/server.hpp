@@ -1,0 +1,56 @@
+// The server side of webhook_bench: a WebhookServer in a process of its own,
+// pinned to one CPU, and what /proc tells about that process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <csiop/webhook/admission.hpp>
+
+namespace csiop::bench::webhook {
+
+// The cluster the server judges against: DriverDeployment "existing" uses
+// kTakenDriver; there are no CSIDrivers.
+inline constexpr const char* kTakenDriver = "taken.csi.example.com";
+inline constexpr const char* kTakenBy = "existing";
+csiop::webhook::ClusterView benchCluster();
+
+// The server process's main: a WebhookServer on 127.0.0.1 (an ephemeral port)
+// serving the certificate in `certDir`; writes "port N" to stdout once it
+// listens and serves until SIGTERM or SIGINT. Returns the exit code.
+int serve(const std::filesystem::path& certDir);
+
+// Runs `self --serve certDir` as a child pinned to `cpu` (-1: not pinned) and
+// waits (10 s at most) for its port. The child ends with the parent.
+class ServerProcess {
+public:
+  ServerProcess(const std::string& self, const std::filesystem::path& certDir, int cpu);
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  std::uint16_t port() const { return port_; }
+  // SIGTERM, then waits; the child's exit code (128+N for signal N).
+  int stop();
+
+private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+struct ProcessStats {
+  std::size_t rssBytes = 0;     // VmRSS
+  std::size_t peakRssBytes = 0; // VmHWM
+  double cpuSeconds = 0;        // user + system
+};
+ProcessStats processStats(pid_t pid);
+
+// Pins the calling thread (and its future children) to `cpu`; false if it cannot.
+bool pinToCpu(int cpu);
+
+} // namespace csiop::bench::webhook
