@@ -100,6 +100,26 @@ std::string readFile(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+bool issueServingCertificate(const std::filesystem::path& dir, const std::string& ca) {
+  const std::string script = R"(set -euo pipefail
+cd "$1"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj "/CN=$2" -keyout "$2.key" -out "$2.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
+  -keyout next.key -out next.csr 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >next.ext
+openssl x509 -req -in next.csr -CA "$2.crt" -CAkey "$2.key" -CAcreateserial -days 1 \
+  -extfile next.ext -out next.crt 2>/dev/null
+mv next.key tls.key
+mv next.crt tls.crt
+)";
+  const auto r = run({"bash", "-c", script, "_", dir.string(), ca});
+  if (!r.ok()) {
+    ADD_FAILURE() << r;
+  }
+  return r.ok();
+}
+
 std::string hostpathAs(const std::string& name) {
   std::string yaml = readFile(sourceDir() / "examples/hostpath.yaml");
   const auto replaceAll = [&](const std::string& from, const std::string& to) {

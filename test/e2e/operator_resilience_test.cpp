@@ -193,14 +193,28 @@ TEST_F(OperatorResilience, RecoversFromAnApiServerRestartAndSeesWhatChangedMeanw
 }
 
 TEST_F(OperatorResilience, UnderLeaderElectionOnlyTheLeaderWritesAndAFollowerTakesOver) {
-  const std::vector<std::string> elect = {"--leader-elect", "--leader-election-namespace",
-                                          "default", "--leader-election-id",
-                                          "csi-operator-e2e-election"};
-  first = std::make_unique<OperatorProcess>("resilience-leader-a.log", elect);
-  second = std::make_unique<OperatorProcess>("resilience-leader-b.log", elect);
-  // Both are ready (warm caches on every replica); exactly one leads.
+  const auto certs =
+      writeArtifact("resilience-leader-certs.txt", "").parent_path() / "resilience-leader-certs";
+  std::filesystem::create_directories(certs);
+  ASSERT_TRUE(issueServingCertificate(certs, "leader-ca"));
+  const int webhookPorts[] = {freeLoopbackPort(), freeLoopbackPort()};
+  const auto replica = [&](const std::string& log, int webhookPort) {
+    return std::make_unique<OperatorProcess>(
+        log, std::vector<std::string>{
+                 "--leader-elect", "--leader-election-namespace", "default", "--leader-election-id",
+                 "csi-operator-e2e-election", "--webhook-port", std::to_string(webhookPort),
+                 "--webhook-host", "127.0.0.1", "--webhook-cert-dir", certs.string()});
+  };
+  first = replica("resilience-leader-a.log", webhookPorts[0]);
+  second = replica("resilience-leader-b.log", webhookPorts[1]);
+  // Both are ready (warm caches on every replica) and both serve the webhook; one leads.
   ASSERT_TRUE(first->waitReady(60s));
   ASSERT_TRUE(second->waitReady(60s));
+  for (const int webhookPort : webhookPorts) {
+    const auto r = run({"curl", "-fsS", "--cacert", (certs / "leader-ca.crt").string(),
+                        "https://127.0.0.1:" + std::to_string(webhookPort) + "/readyz"});
+    EXPECT_TRUE(r.ok() && r.out == "ok") << "every replica serves the webhook\n" << r;
+  }
   OperatorProcess* leader = nullptr;
   OperatorProcess* follower = nullptr;
   ASSERT_TRUE(waitFor("one replica leads", 30s, [&](std::string& seen) {

@@ -74,28 +74,8 @@ protected:
                                  "127.0.0.1", "--webhook-cert-dir", certDir.string()});
   }
 
-  // A CA `ca`.crt/.key in certDir and, signed by it, tls.crt/tls.key for IP 127.0.0.1.
   static bool issueCertificate(const std::string& ca) {
-    const auto r = bash(R"(set -euo pipefail
-cd ")" + certDir.string() +
-                        R"("
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -subj "/CN=)" + ca + R"(" -keyout )" +
-                        ca + R"(.key -out )" + ca + R"(.crt 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
-  -keyout next.key -out next.csr 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >next.ext
-openssl x509 -req -in next.csr -CA )" +
-                        ca + ".crt -CAkey " + ca +
-                        R"(.key -CAcreateserial -days 1 \
-  -extfile next.ext -out next.crt 2>/dev/null
-mv next.key tls.key
-mv next.crt tls.crt
-)");
-    if (!r.ok()) {
-      ADD_FAILURE() << r;
-    }
-    return r.ok();
+    return issueServingCertificate(certDir, ca);
   }
 
   static void registerWebhook(const std::string& failurePolicy, const std::string& caBundle) {
