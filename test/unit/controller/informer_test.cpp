@@ -8,6 +8,7 @@
 #include <csiop/controller/informer.hpp>
 
 #include "../kube/test_server.hpp"
+#include "../runtime/test_util.hpp"
 
 namespace csiop::controller {
 namespace {
@@ -125,15 +126,7 @@ protected:
 
   // Runs the io_context until done() holds; false if it does not within `limit`.
   bool runUntil(const std::function<bool()>& done, std::chrono::milliseconds limit = 5s) {
-    const auto deadline = Clock::now() + limit;
-    while (!done()) {
-      if (Clock::now() > deadline)
-        return false;
-      if (io_.stopped())
-        io_.restart();
-      io_.run_one_for(10ms);
-    }
-    return true;
+    return runtime::test::runUntil(io_, done, limit);
   }
 
   // stop() and wait for run() to end; how long that took.

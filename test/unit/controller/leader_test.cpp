@@ -11,6 +11,7 @@
 #include <csiop/controller/leader.hpp>
 
 #include "../kube/test_server.hpp"
+#include "../runtime/test_util.hpp"
 
 namespace csiop::controller {
 namespace {
@@ -161,15 +162,7 @@ protected:
 
   // Runs the io_context until done() holds; false if it does not within `limit`.
   bool runUntil(const std::function<bool()>& done, std::chrono::milliseconds limit = 5s) {
-    const auto deadline = Clock::now() + limit;
-    while (!done()) {
-      if (Clock::now() > deadline)
-        return false;
-      if (io_.stopped())
-        io_.restart();
-      io_.run_one_for(10ms);
-    }
-    return true;
+    return runtime::test::runUntil(io_, done, limit);
   }
 
   void release(Elector& e) { runTask(io_, e.elector->release(), 5s); }

@@ -68,14 +68,14 @@ template <class T> auto spawn(boost::asio::io_context& io, boost::asio::awaitabl
 // against hangs, far above what any test needs).
 template <class Predicate>
 bool runUntil(boost::asio::io_context& io, Predicate done,
-              std::chrono::seconds limit = std::chrono::seconds(30)) {
+              std::chrono::milliseconds limit = std::chrono::seconds(30)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) {
       return false;
     }
     io.restart();
-    io.run_one_for(std::chrono::milliseconds(50));
+    io.run_one_for(std::chrono::milliseconds(10));
   }
   return true;
 }
