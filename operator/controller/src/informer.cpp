@@ -201,6 +201,8 @@ asio::awaitable<void> Informer::run() {
           spdlog::info("watch {} from {}: {}; relisting", ref_.resource, resourceVersion,
                        kube::toString(end));
           relist = true;
+          // An expiry is routine; an error event is the server in trouble: back off first.
+          wait = end == kube::WatchEnd::Error;
         } else if (end == kube::WatchEnd::Broken) {
           wait = true;
         } else {

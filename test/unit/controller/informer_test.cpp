@@ -353,6 +353,8 @@ TEST_F(InformerTest, AnErrorEventInTheStreamRelists) {
   EXPECT_EQ(informer_->relists(), 2u);
   EXPECT_EQ(queryValue(targets(true)[1], "resourceVersion"), "40");
   EXPECT_EQ(seen_, (std::vector<std::string>{"add a@1", "update a@1>a@5"}));
+  ASSERT_EQ(listTimes_.size(), 2u);
+  EXPECT_GE(listTimes_[1] - watchTimes_[0], 190ms) << "a server in trouble is not relisted at once";
 }
 
 TEST_F(InformerTest, AFailedWatchRequestIsRetriedWithABackoff) {
