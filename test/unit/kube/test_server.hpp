@@ -25,6 +25,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "../runtime/test_util.hpp"
+
 namespace csiop::kube::testing {
 
 namespace asio = boost::asio;
@@ -244,44 +246,7 @@ private:
 // it); rethrows its exception. Fails after `limit`.
 template <class T>
 T runTask(asio::io_context& io, asio::awaitable<T> task, std::chrono::seconds limit = 20s) {
-  bool done = false;
-  std::exception_ptr error;
-  std::optional<T> result;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
-    error = e;
-    if (!e)
-      result.emplace(std::move(value));
-    done = true;
-  });
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  io.restart();
-  while (!done) {
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("runTask: the task did not finish in time");
-    io.run_one_for(100ms);
-  }
-  if (error)
-    std::rethrow_exception(error);
-  return std::move(*result);
-}
-
-inline void runTask(asio::io_context& io, asio::awaitable<void> task,
-                    std::chrono::seconds limit = 20s) {
-  bool done = false;
-  std::exception_ptr error;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) {
-    error = e;
-    done = true;
-  });
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  io.restart();
-  while (!done) {
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("runTask: the task did not finish in time");
-    io.run_one_for(100ms);
-  }
-  if (error)
-    std::rethrow_exception(error);
+  return runtime::test::runCoroutine(io, std::move(task), limit);
 }
 
 } // namespace csiop::kube::testing
