@@ -28,21 +28,35 @@ int freeLoopbackPort() {
   return ntohs(addr.sin_port);
 }
 
+namespace {
+OperatorInvocation verboseRun(const std::vector<std::string>& extraArgs,
+                              const std::string& subcommand) {
+  OperatorInvocation invocation{{subcommand, "-v", "2"}, {}};
+  invocation.args.insert(invocation.args.end(), extraArgs.begin(), extraArgs.end());
+  return invocation;
+}
+} // namespace
+
 OperatorProcess::OperatorProcess(const std::string& logName,
                                  const std::vector<std::string>& extraArgs,
                                  const std::string& subcommand)
+    : OperatorProcess(logName, verboseRun(extraArgs, subcommand)) {}
+
+OperatorProcess::OperatorProcess(const std::string& logName, const OperatorInvocation& invocation)
     : metricsPort_(freeLoopbackPort()), healthPort_(freeLoopbackPort()) {
+  if (invocation.args.empty())
+    throw E2EError("OperatorProcess: no subcommand");
+  const auto kubeconfig =
+      invocation.kubeconfig.empty() ? cluster().kubeconfig : invocation.kubeconfig;
   std::vector<std::string> argv = {operatorBinary().string(),
-                                   subcommand,
+                                   invocation.args.front(),
                                    "--kubeconfig",
-                                   cluster().kubeconfig.string(),
+                                   kubeconfig.string(),
                                    "--metrics-bind-address",
                                    "127.0.0.1:" + std::to_string(metricsPort_),
                                    "--health-probe-bind-address",
-                                   "127.0.0.1:" + std::to_string(healthPort_),
-                                   "-v",
-                                   "2"};
-  argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
+                                   "127.0.0.1:" + std::to_string(healthPort_)};
+  argv.insert(argv.end(), invocation.args.begin() + 1, invocation.args.end());
   process_ = std::make_unique<Background>(argv, writeArtifact(logName, ""));
 }
 

@@ -19,11 +19,19 @@ namespace csiop::e2e {
 
 int freeLoopbackPort();
 
+// How to run the operator: its arguments (subcommand first) and its credentials. The
+// metrics and health probe addresses are always added (free loopback ports).
+struct OperatorInvocation {
+  std::vector<std::string> args;
+  std::filesystem::path kubeconfig; // empty: the cluster's admin kubeconfig
+};
+
 class OperatorProcess {
 public:
   // Runs `csi-operator <subcommand> --kubeconfig <cluster> <extra...>` with -v 2.
   OperatorProcess(const std::string& logName, const std::vector<std::string>& extraArgs = {},
                   const std::string& subcommand = "run");
+  OperatorProcess(const std::string& logName, const OperatorInvocation& invocation);
 
   bool waitReady(std::chrono::milliseconds timeout);
   // The value of the first sample whose line starts with `series` ("name" or

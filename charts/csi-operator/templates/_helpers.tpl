@@ -1,0 +1,74 @@
+{{/* Names and labels shared by every template. */}}
+
+{{- define "csi-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release's full name: <release>-csi-operator, or the release name if it contains the
+chart's name already. 52 characters at most, so that suffixes keep names within 63. */}}
+{{- define "csi-operator.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 52 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "csi-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "csi-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "csi-operator.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "csi-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "csi-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "csi-operator.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "csi-operator.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "csi-operator.webhookServiceName" -}}
+{{- printf "%s-webhook" (include "csi-operator.fullname" .) -}}
+{{- end -}}
+
+{{- define "csi-operator.webhookSecretName" -}}
+{{- printf "%s-webhook-tls" (include "csi-operator.fullname" .) -}}
+{{- end -}}
+
+{{/* The DNS names of the webhook Service, which the serving certificate must carry. */}}
+{{- define "csi-operator.webhookDnsNames" -}}
+{{- $svc := include "csi-operator.webhookServiceName" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson -}}
+{{- end -}}
+
+{{/* The hardened security contexts of every pod of the chart. */}}
+{{- define "csi-operator.podSecurityContext" -}}
+{{- toYaml .Values.podSecurityContext -}}
+{{- end -}}
+{{- define "csi-operator.containerSecurityContext" -}}
+{{- toYaml .Values.securityContext -}}
+{{- end -}}
