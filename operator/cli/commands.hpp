@@ -22,6 +22,7 @@ Command addCrds(CLI::App& app);
 Command addVersion(CLI::App& app);
 Command addRun(CLI::App& app);
 Command addWebhook(CLI::App& app);
+Command addProbe(CLI::App& app);
 
 // Parses argv and runs the chosen subcommand. Usage errors exit with 2.
 int run(int argc, const char* const* argv, Streams streams);

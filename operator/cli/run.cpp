@@ -12,7 +12,7 @@ int run(int argc, const char* const* argv, Streams streams) {
   app.require_subcommand(1);
   const std::vector<std::pair<std::string, Command>> commands = {
       {"render", addRender(app)}, {"crds", addCrds(app)},       {"version", addVersion(app)},
-      {"run", addRun(app)},       {"webhook", addWebhook(app)},
+      {"run", addRun(app)},       {"webhook", addWebhook(app)}, {"probe", addProbe(app)},
   };
   try {
     app.parse(argc, argv);

@@ -168,6 +168,28 @@ protected:
     }());
   }
 
+  // The chart as a previous version could have been: its CRD lacks the `csi` category.
+  static std::filesystem::path previousChart() {
+    const auto dir = work / "previous-chart";
+    std::filesystem::remove_all(dir);
+    std::filesystem::copy(chart(), dir, std::filesystem::copy_options::recursive);
+    const auto crd = dir / "files/crds/csiop.dev_driverdeployments.yaml";
+    std::string text = readFile(crd);
+    const std::string line = "    categories: [csi]\n";
+    const auto at = text.find(line);
+    if (at == std::string::npos)
+      throw E2EError("no categories line in " + crd.string());
+    text.erase(at, line.size());
+    std::ofstream(crd) << text;
+    return dir;
+  }
+
+  static std::string crdCategories() {
+    return kubectl({"get", "crd", "driverdeployments.csiop.dev", "-o",
+                    "jsonpath={.spec.names.categories}"})
+        .out;
+  }
+
   static inline bool started = false;
   static inline std::filesystem::path binDir;
   static inline std::filesystem::path work;
@@ -178,7 +200,7 @@ protected:
 };
 
 TEST_F(HelmChart, InstallCreatesEveryObjectOfTheChart) {
-  const auto install = helm({"install", kRelease, chart().string(), "-n", kNamespace,
+  const auto install = helm({"install", kRelease, previousChart().string(), "-n", kNamespace,
                              "--create-namespace", "--wait", "--timeout", "3m"});
   ASSERT_TRUE(install.ok()) << install;
   EXPECT_NE(install.out.find("kubectl apply -f examples/hostpath.yaml"), std::string::npos)
@@ -222,6 +244,14 @@ TEST_F(HelmChart, InstallCreatesEveryObjectOfTheChart) {
                      "jsonpath={.metadata.annotations.helm\\.sh/resource-policy}"})
                 .out,
             "keep");
+}
+
+TEST_F(HelmChart, UpgradeBringsTheCrdUpToDate) {
+  EXPECT_EQ(crdCategories(), "");
+  const auto upgrade = helm({"upgrade", kRelease, chart().string(), "-n", kNamespace,
+                             "--reuse-values", "--wait", "--timeout", "3m"});
+  ASSERT_TRUE(upgrade.ok()) << upgrade;
+  EXPECT_EQ(crdCategories(), R"(["csi"])");
 }
 
 TEST_F(HelmChart, WebhookCaBundleVerifiesTheServingCertificate) {
