@@ -110,14 +110,20 @@ std::string groupVersionPath(std::string_view group, std::string_view version) {
 
 std::string resourcePath(const ResourceRef& ref, std::string_view ns, std::string_view name,
                          std::string_view subresource) {
+  // Appended piece by piece: `"/" + percentEncode(...)` makes GCC 12 at -O3 report a false
+  // -Wrestrict (GCC bug 105651).
   std::string path = groupVersionPath(ref.group, ref.version);
+  const auto segment = [&path](std::string_view prefix, std::string_view value) {
+    path += prefix;
+    path += percentEncode(value);
+  };
   if (ref.namespaced && !ns.empty())
-    path += "/namespaces/" + percentEncode(ns);
-  path += "/" + percentEncode(ref.resource);
+    segment("/namespaces/", ns);
+  segment("/", ref.resource);
   if (!name.empty()) {
-    path += "/" + percentEncode(name);
+    segment("/", name);
     if (!subresource.empty())
-      path += "/" + percentEncode(subresource);
+      segment("/", subresource);
   }
   return path;
 }
