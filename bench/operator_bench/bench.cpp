@@ -122,7 +122,9 @@ asio::awaitable<int> body(const Options& o, std::filesystem::path kubeconfig, bo
         !co_await waitNamespacesNotTerminating(ctx, allNames)) {
       throw std::runtime_error("could not remove what an earlier run left");
     }
+    CpuMeter idleCpu(operatorProcess.pid(), 1s);
     co_await pause(5s);
+    report.idleCpu = idleCpu.finish();
     report.idleMemory = readMemory(operatorProcess.pid());
     progress("idle operator: VmRSS " + std::to_string(report.idleMemory->rssKb) + " kB");
 

@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <map>
 
@@ -63,6 +65,38 @@ void memoryRow(std::ostream& out, const std::string& what, const std::optional<M
                   static_cast<double>(m->rssKb) / 1024.0, static_cast<double>(m->hwmKb) / 1024.0);
   }
   out << line;
+}
+
+void cpuRow(std::ostream& out, const std::string& what, const std::optional<CpuUsage>& c) {
+  char line[160];
+  if (!c) {
+    std::snprintf(line, sizeof line, "  %-38s %7s %9s %8s %9s\n", what.c_str(), "-", "-", "-", "-");
+  } else {
+    const std::string peak = c->peakMillicores ? format("%.0f", *c->peakMillicores) : "-";
+    std::snprintf(line, sizeof line, "  %-38s %5.1f s %7.2f s %8.0f %9s\n", what.c_str(),
+                  c->wallSeconds, c->cpuSeconds, c->millicores(), peak.c_str());
+  }
+  out << line;
+}
+
+// The 1-DD rounds added up, and the CPU per DriverDeployment.
+void singleCpuRows(std::ostream& out, const std::vector<CpuUsage>& rounds) {
+  std::optional<CpuUsage> total;
+  std::vector<double> perDd;
+  for (const auto& c : rounds) {
+    total = total.value_or(CpuUsage{});
+    total->wallSeconds += c.wallSeconds;
+    total->cpuSeconds += c.cpuSeconds;
+    perDd.push_back(c.cpuSeconds * 1000);
+  }
+  cpuRow(out, "1 DD: create -> Ready, " + std::to_string(rounds.size()) + " rounds", total);
+  if (total) {
+    const Summary s = summarize(perDd);
+    out << "    CPU per DD create -> Ready           mean "
+        << format("%.0f", total->cpuSeconds * 1000 / static_cast<double>(rounds.size()))
+        << " ms, min " << format("%.0f", s.min) << ", p50 " << format("%.0f", s.p50) << ", max "
+        << format("%.0f", s.max) << " ms\n";
+  }
 }
 
 std::string kindsSummary(const std::vector<ObjectKey>& objects) {
@@ -133,6 +167,16 @@ void printReport(std::ostream& out, const Report& r) {
   memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);
   memoryRow(out, std::to_string(r.many) + " DDs on " + std::to_string(r.nodes) + " nodes",
             r.loadedMemory);
+
+  out << "\noperator CPU (utime+stime of /proc/<pid>/stat in "
+      << format("%.0f", 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK)))
+      << " ms ticks; peak: busiest 1 s sample)\n";
+  out << "                                            wall       CPU avg mCPU peak mCPU\n";
+  cpuRow(out, "idle (no DDs), 5 s before VmRSS read", r.idleCpu);
+  singleCpuRows(out, r.singleCpu);
+  cpuRow(out, std::to_string(r.many) + " DDs: create -> Ready -> idle 3 s", r.manyCpu);
+  cpuRow(out, "steady state, " + std::to_string(r.many) + " DDs", r.steadyCpu);
+  cpuRow(out, std::to_string(r.many) + " DDs: deletes -> all gone", r.deleteManyCpu);
 
   out << "\nbenchmark   " << r.watchEvents << " watch events read, wall time "
       << format("%.0f s", r.wallSeconds) << "\n";

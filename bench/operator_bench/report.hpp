@@ -43,7 +43,13 @@ struct Report {
   std::optional<ApiUsage> steady;          // the window after that
   std::optional<MemoryUsage> idleMemory;
   std::optional<MemoryUsage> loadedMemory;
-  std::size_t watchEvents = 0; // read by the benchmark's watches
+  // The operator's CPU time; peaks over 1 s samples.
+  std::optional<CpuUsage> idleCpu;       // the 5 s before idleMemory
+  std::vector<CpuUsage> singleCpu;       // per 1-DD round: create sent -> Ready seen
+  std::optional<CpuUsage> manyCpu;       // the manyRun window (creates sent to operator idle)
+  std::optional<CpuUsage> steadyCpu;     // the steady window
+  std::optional<CpuUsage> deleteManyCpu; // deletes sent -> every DD gone
+  std::size_t watchEvents = 0;           // read by the benchmark's watches
 
   std::vector<std::string> problems;
   double wallSeconds = 0;

@@ -1,5 +1,7 @@
 #include "scenarios.hpp"
 
+#include <cmath>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
@@ -110,6 +112,7 @@ asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report) 
     checkWatched(expected);
     report.objectsPerDriverDeployment = expected;
     ctx.tracker.expect(name, std::move(expected));
+    CpuMeter cpu(ctx.operatorProcess.pid());
     const Json created = co_await ctx.client.create(r::driverdeployments, std::move(dd));
     ctx.tracker.created(name, api::metadataField(created, "uid"), Clock::now());
 
@@ -118,6 +121,10 @@ asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report) 
       return t.childrenAt && t.readyAt;
     };
     const bool ok = co_await waitUntil(ctx, createdAndReady, ctx.timeout());
+    const std::optional<CpuUsage> used = cpu.finish();
+    if (ok && used) {
+      report.singleCpu.push_back(*used);
+    }
     const Timing t = ctx.tracker.timing(name);
     std::string line = "1 DD round " + std::to_string(i + 1) + "/" +
                        std::to_string(ctx.options.singleIterations) + ": children ";
@@ -133,6 +140,9 @@ asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report) 
       line += ms(report.single.readyMs.back());
     } else {
       line += "-";
+    }
+    if (used) {
+      line += ", operator CPU " + ms(std::round(used->cpuSeconds * 1000)); // whole ticks
     }
     if (!ok) {
       report.problems.push_back(line + " (timed out)");
@@ -163,6 +173,7 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
   co_await warmConnections(ctx, report.many);
   const MetricsSnapshot before = co_await scrape(ctx.metrics);
   const auto start = Clock::now();
+  CpuMeter cpu(ctx.operatorProcess.pid(), 1s);
   int pending = report.many;
   std::vector<std::string> errors;
   for (const auto& name : names) {
@@ -224,6 +235,7 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
   if (!converged) {
     report.problems.push_back(std::to_string(n) + " DDs: not all Ready after " +
                               std::to_string(ctx.options.timeoutSeconds) + " s");
+    report.manyCpu = cpu.finish();
     co_return;
   }
   report.manyAllReadyMs = millisSince(start, lastReady);
@@ -231,11 +243,14 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
   progress("waiting until the operator is idle (no reconcile for 3 s)");
   const MetricsSnapshot after = co_await waitOperatorIdle(ctx, 3s, 120s);
   report.manyRun = usageBetween(before, after, millisSince(start, Clock::now()) / 1000.0);
+  report.manyCpu = cpu.finish();
 
   progress("steady state: " + std::to_string(ctx.options.steadySeconds) + " s");
   const MetricsSnapshot steadyStart = co_await scrape(ctx.metrics);
   const auto steadyFrom = Clock::now();
+  CpuMeter steadyCpu(ctx.operatorProcess.pid(), 1s);
   co_await pause(std::chrono::seconds(ctx.options.steadySeconds));
+  report.steadyCpu = steadyCpu.finish();
   const MetricsSnapshot steadyEnd = co_await scrape(ctx.metrics);
   report.steady =
       usageBetween(steadyStart, steadyEnd, millisSince(steadyFrom, Clock::now()) / 1000.0);
@@ -245,6 +260,7 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
 asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, Report& report) {
   const int n = static_cast<int>(names.size());
   const auto start = Clock::now();
+  CpuMeter cpu(ctx.operatorProcess.pid(), 1s);
   int pending = n;
   std::map<std::string, Clock::time_point> returned;
   std::vector<std::string> errors;
@@ -266,6 +282,7 @@ asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, R
     return true;
   };
   const bool gone = co_await waitUntil(ctx, allGone, ctx.timeout(), 50ms);
+  report.deleteManyCpu = cpu.finish();
   Clock::time_point last = start;
   for (const auto& [name, at] : returned) {
     if (const auto deleted = ctx.tracker.deletedAt(name); deleted && ctx.tracker.gone(name)) {

@@ -14,15 +14,17 @@ namespace csiop::bench {
 
 // options.singleIterations times: create DriverDeployment `name`, wait until every rendered
 // object exists and it is Ready, delete it, wait until it and its children are gone and its
-// pods too (so rounds do not overlap).
+// pods too (so rounds do not overlap). The operator's CPU time is taken from the create to
+// Ready.
 boost::asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report);
 
 // Creates `names` at once, waits for every child and Ready, then until the operator is idle
 // (metrics: API usage of the run), then options.steadySeconds of steady state (API usage,
-// should be write-free), then reads the operator's memory. Leaves the DriverDeployments.
+// should be write-free), then reads the operator's memory; its CPU time over the run and the
+// steady state, sampled every 1 s for the peak. Leaves the DriverDeployments.
 boost::asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Report& report);
 
-// Deletes `names` at once and waits until each is gone.
+// Deletes `names` at once and waits until each is gone (and the operator's CPU time meanwhile).
 boost::asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names,
                                         Report& report);
 

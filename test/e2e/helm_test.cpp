@@ -24,6 +24,7 @@
 
 #include "harness.hpp"
 #include "operator_process.hpp"
+#include "own_cluster.hpp"
 
 namespace csiop::e2e {
 namespace {
@@ -35,12 +36,6 @@ const std::string kFullname = "csiop-csi-operator";
 const std::string kServiceName = kFullname + "-webhook";
 const std::string kServiceDns = kServiceName + "." + kNamespace + ".svc";
 const std::string kSecretName = kFullname + "-webhook-tls";
-
-std::string lastLine(std::string out) {
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  return out.substr(out.rfind('\n') + 1);
-}
 
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
@@ -78,29 +73,16 @@ protected:
     if (std::getenv("CSIOP_E2E_KUBECONFIG") != nullptr) {
       return; // an external cluster's API server cannot be reconfigured; see SetUp
     }
-    const auto clusterDir = sourceDir() / "test/cluster";
-    const auto up = run({(clusterDir / "up").string(), "--name", kClusterName, "--nodes", "2",
-                         "--apiserver-arg=--enable-aggregator-routing=true"},
-                        {.timeout = 1800s});
-    ASSERT_TRUE(up.ok()) << up;
-    const auto build = run({(clusterDir / "build").string()}, {.timeout = 1800s});
-    ASSERT_TRUE(build.ok()) << build;
-    binDir = lastLine(build.out);
-    const auto env = writeArtifact(
-        "helm-cluster.env", "KUBECONFIG=" + lastLine(up.out) + "\nKUBECTL=" + binDir.string() +
-                                "/kubectl\nBIN_DIR=" + binDir.string() +
-                                "\nNODES=2\nEXTERNAL=0\nCLUSTER_NAME=" + kClusterName + "\n");
-    ::setenv("CSIOP_E2E_ENV_FILE", env.c_str(), 1); // kubectl() now speaks to this cluster
+    ASSERT_TRUE(startOwnCluster(kClusterName, 2, {"--enable-aggregator-routing=true"}));
+    binDir = cluster().binDir;
     work = writeArtifact("helm-chart.txt", "files of e2e.helm: helm/\n").parent_path() / "helm";
     std::filesystem::create_directories(work);
     started = true;
   }
   static void TearDownTestSuite() {
     stopOperator();
-    const char* keep = std::getenv("CSIOP_E2E_KEEP_CLUSTER");
-    if (started && (keep == nullptr || std::string(keep) != "1")) {
-      const auto down = run({(sourceDir() / "test/cluster/down").string(), "--name", kClusterName});
-      EXPECT_TRUE(down.ok()) << down;
+    if (started) {
+      stopOwnCluster(kClusterName);
     }
   }
   void SetUp() override {

@@ -10,17 +10,12 @@
 
 #include "harness.hpp"
 #include "operator_process.hpp"
+#include "own_cluster.hpp"
 
 namespace csiop::e2e {
 namespace {
 
 const std::string kClusterName = "e2e-legacy";
-
-std::string lastLine(std::string out) {
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  return out.substr(out.rfind('\n') + 1); // npos + 1 == 0: a single line
-}
 
 class LegacyCluster : public ::testing::Test {
 protected:
@@ -28,20 +23,8 @@ protected:
     if (std::getenv("CSIOP_E2E_KUBECONFIG") != nullptr) {
       return; // an external cluster's API server cannot be reconfigured; see SetUp
     }
-    const auto cluster = sourceDir() / "test/cluster";
-    const auto up = run({(cluster / "up").string(), "--name", kClusterName, "--nodes", "1",
-                         "--apiserver-arg=--runtime-config=storage.k8s.io/v1/csidrivers=false"},
-                        {.timeout = 1800s});
-    ASSERT_TRUE(up.ok()) << up;
-    const auto build = run({(cluster / "build").string()}, {.timeout = 1800s});
-    ASSERT_TRUE(build.ok()) << build;
-    const std::string binDir = lastLine(build.out);
-    const auto env = writeArtifact(
-        "legacy-cluster.env", "KUBECONFIG=" + lastLine(up.out) + "\nKUBECTL=" + binDir +
-                                  "/kubectl\nBIN_DIR=" + binDir +
-                                  "\nNODES=1\nEXTERNAL=0\nCLUSTER_NAME=" + kClusterName + "\n");
-    // The harness's kubectl() and cluster() now speak to this cluster.
-    ::setenv("CSIOP_E2E_ENV_FILE", env.c_str(), 1);
+    ASSERT_TRUE(
+        startOwnCluster(kClusterName, 1, {"--runtime-config=storage.k8s.io/v1/csidrivers=false"}));
     started = true;
   }
   static void TearDownTestSuite() {
@@ -50,10 +33,8 @@ protected:
       EXPECT_EQ(op->process().wait(30s), 0) << op->log();
       op.reset();
     }
-    const char* keep = std::getenv("CSIOP_E2E_KEEP_CLUSTER");
-    if (started && (keep == nullptr || std::string(keep) != "1")) {
-      const auto down = run({(sourceDir() / "test/cluster/down").string(), "--name", kClusterName});
-      EXPECT_TRUE(down.ok()) << down;
+    if (started) {
+      stopOwnCluster(kClusterName);
     }
   }
   void SetUp() override {

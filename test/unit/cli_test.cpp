@@ -7,7 +7,7 @@
 
 #include <csiop/api/yaml.hpp>
 
-#include "commands.hpp"
+#include "cli_run.hpp"
 
 namespace csiop {
 namespace {
@@ -19,23 +19,10 @@ std::string readFile(const std::string& path) {
 
 const std::string kSrc = CSIOP_SOURCE_DIR;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Result = test::CliResult;
 
 Result run(std::vector<std::string> args, const std::string& stdinText = "") {
-  std::istringstream in(stdinText);
-  std::ostringstream out;
-  std::ostringstream err;
-  args.insert(args.begin(), "csi-operator");
-  std::vector<const char*> argv;
-  for (const auto& a : args) {
-    argv.push_back(a.c_str());
-  }
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), {in, out, err});
-  return {code, out.str(), err.str()};
+  return test::runCli(std::move(args), stdinText);
 }
 
 TEST(Cli, RenderPrintsTheGoldenOutput) {

@@ -22,7 +22,7 @@
 
 #include <csiop/runtime/http_server.hpp>
 
-#include "commands.hpp"
+#include "cli_run.hpp"
 #include "kube/test_pki.hpp"
 
 namespace csiop {
@@ -36,23 +36,10 @@ using kube::testing::TestPki;
 
 constexpr const char* kServiceName = "csi-operator-webhook.csi-operator.svc";
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Result = test::CliResult;
 
 Result run(std::vector<std::string> args) {
-  std::istringstream in;
-  std::ostringstream out;
-  std::ostringstream err;
-  args.insert(args.begin(), "csi-operator");
-  std::vector<const char*> argv;
-  for (const auto& a : args) {
-    argv.push_back(a.c_str());
-  }
-  const int code = cli::run(static_cast<int>(argv.size()), argv.data(), {in, out, err});
-  return {code, out.str(), err.str()};
+  return test::runCli(std::move(args));
 }
 
 bool contains(const std::string& text, const std::string& part) {
