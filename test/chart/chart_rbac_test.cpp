@@ -17,60 +17,21 @@
 #include <vector>
 
 #include <csiop/api/load.hpp>
-#include <csiop/api/yaml.hpp>
 #include <csiop/kube/resource.hpp>
 #include <csiop/render/render.hpp>
+
+#include "helm_template.hpp"
 
 namespace csiop {
 namespace {
 
 namespace fs = std::filesystem;
 using api::Json;
+using test::helmTemplate;
+using test::kNamespace;
+using test::readFile;
 
-const std::string kNamespace = "csiop-system";
 const std::string kServiceAccount = "csiop-csi-operator";
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-std::string capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    throw std::runtime_error("cannot run " + command);
-  }
-  char buffer[65536];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
-    out.append(buffer, n);
-  }
-  if (::pclose(pipe) != 0) {
-    throw std::runtime_error(command + " failed:\n" + out);
-  }
-  return out;
-}
-
-// helm: $CSIOP_HELM, set by test/chart/chart-test (which finds the pinned build of it).
-std::string helmBinary() {
-  const char* helm = std::getenv("CSIOP_HELM");
-  if (helm == nullptr || *helm == '\0') {
-    throw std::runtime_error("CSIOP_HELM is not set; run through test/chart/chart-test exec");
-  }
-  return helm;
-}
-
-std::vector<Json> helmTemplate(const std::string& flags = "") {
-  const std::string command = helmBinary() + " template csiop '" + CSIOP_CHART_DIR +
-                              "' --namespace " + kNamespace + " " + flags + " 2>&1";
-  std::vector<Json> objects;
-  for (Json& o : api::parseYaml(capture(command))) {
-    if (o.is_object()) {
-      objects.push_back(std::move(o));
-    }
-  }
-  return objects;
-}
 
 // One permission: verb on group/resource (resource may carry a /subresource), optionally
 // limited to a namespace and to names.
