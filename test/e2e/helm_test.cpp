@@ -293,6 +293,21 @@ TEST_F(HelmChart, OperatorWithTheChartsCredentialsReconcilesHostpathToReady) {
                                                  "--webhook-cert-dir=" + certDir.string()});
   op = std::make_unique<OperatorProcess>("helm-operator.log", invocation);
   ASSERT_TRUE(op->waitReady(60s));
+  // The chart's (fake) pods are out of the Service before anything calls the webhook.
+  ASSERT_TRUE(waitFor("no ready endpoint of the chart's pods", 60s, [](std::string& seen) {
+    const Json slices = kubectlJson(
+        {"get", "endpointslices", "-n", kNamespace, "-l",
+         "kubernetes.io/service-name=" + kServiceName +
+             ",endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io"});
+    seen = slices.dump();
+    for (const auto& slice : slices["items"]) {
+      for (const auto& e : slice.value("endpoints", Json::array())) {
+        if (e.value("conditions", Json::object()).value("ready", true))
+          return false;
+      }
+    }
+    return true;
+  }));
 
   // The Service's endpoint: this machine.
   webhookAddress = endpointAddress() + ":" + std::to_string(webhookPort);
