@@ -141,13 +141,11 @@ protected:
   }
 
   // kubectl as the chart's ServiceAccount.
-  static RunResult asOperator(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--kubeconfig", saKubeconfig.string()});
-    return run([&] {
-      std::vector<std::string> argv = {cluster().kubectl.string()};
-      argv.insert(argv.end(), args.begin(), args.end());
-      return argv;
-    }());
+  static RunResult asOperator(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {cluster().kubectl.string(), "--kubeconfig",
+                                     saKubeconfig.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv);
   }
 
   // The chart as a previous version could have been: its CRD lacks the `csi` category.
