@@ -67,42 +67,17 @@ std::string endpointAddress() {
   return found;
 }
 
-class HelmChart : public ::testing::Test {
+class HelmChart : public OwnClusterTest {
 protected:
   static void SetUpTestSuite() {
-    if (std::getenv("CSIOP_E2E_KUBECONFIG") != nullptr) {
-      return; // an external cluster's API server cannot be reconfigured; see SetUp
-    }
-    ASSERT_TRUE(startOwnCluster(kClusterName, 2, {"--enable-aggregator-routing=true"}));
+    start(kClusterName, 2, {"--enable-aggregator-routing=true"});
+    if (!started)
+      return;
     binDir = cluster().binDir;
     work = writeArtifact("helm-chart.txt", "files of e2e.helm: helm/\n").parent_path() / "helm";
     std::filesystem::create_directories(work);
-    started = true;
   }
-  static void TearDownTestSuite() {
-    stopOperator();
-    if (started) {
-      stopOwnCluster(kClusterName);
-    }
-  }
-  void SetUp() override {
-    if (!started) {
-      GTEST_SKIP() << "needs the local control plane (CSIOP_E2E_KUBECONFIG is set)";
-    }
-  }
-  void TearDown() override {
-    if (HasFailure() && op) {
-      std::cerr << "operator log:\n" << op->log() << "\n";
-    }
-  }
-
-  static void stopOperator() {
-    if (op) {
-      op->process().signal(SIGTERM);
-      EXPECT_EQ(op->process().wait(30s), 0) << op->log();
-      op.reset();
-    }
-  }
+  static void TearDownTestSuite() { finish(kClusterName); }
 
   static RunResult helm(std::vector<std::string> args, std::chrono::milliseconds timeout = 300s) {
     args.insert(args.begin(), (binDir / "helm").string());
@@ -170,13 +145,11 @@ protected:
         .out;
   }
 
-  static inline bool started = false;
   static inline std::filesystem::path binDir;
   static inline std::filesystem::path work;
   static inline std::filesystem::path saKubeconfig;
   static inline std::string webhookAddress; // host:port of the operator's webhook
   static inline std::string installedCert;  // the Secret's tls.crt after install
-  static inline std::unique_ptr<OperatorProcess> op;
 };
 
 TEST_F(HelmChart, InstallCreatesEveryObjectOfTheChart) {

@@ -17,45 +17,18 @@ namespace {
 
 const std::string kClusterName = "e2e-legacy";
 
-class LegacyCluster : public ::testing::Test {
+class LegacyCluster : public OwnClusterTest {
 protected:
   static void SetUpTestSuite() {
-    if (std::getenv("CSIOP_E2E_KUBECONFIG") != nullptr) {
-      return; // an external cluster's API server cannot be reconfigured; see SetUp
-    }
-    ASSERT_TRUE(
-        startOwnCluster(kClusterName, 1, {"--runtime-config=storage.k8s.io/v1/csidrivers=false"}));
-    started = true;
+    start(kClusterName, 1, {"--runtime-config=storage.k8s.io/v1/csidrivers=false"});
   }
-  static void TearDownTestSuite() {
-    if (op) {
-      op->process().signal(SIGTERM);
-      EXPECT_EQ(op->process().wait(30s), 0) << op->log();
-      op.reset();
-    }
-    if (started) {
-      stopOwnCluster(kClusterName);
-    }
-  }
-  void SetUp() override {
-    if (!started) {
-      GTEST_SKIP() << "needs the local control plane (CSIOP_E2E_KUBECONFIG is set)";
-    }
-  }
-  void TearDown() override {
-    if (HasFailure() && op) {
-      std::cerr << "operator log:\n" << op->log() << "\n";
-    }
-  }
+  static void TearDownTestSuite() { finish(kClusterName); }
 
   static std::string legacyDriver(const std::string& jsonpath) {
     return kubectl({"get", "csidrivers.csi.storage.k8s.io", "hostpath.csi.k8s.io", "-o",
                     "jsonpath=" + jsonpath})
         .out;
   }
-
-  static inline bool started = false;
-  static inline std::unique_ptr<OperatorProcess> op;
 };
 
 TEST_F(LegacyCluster, InstallsTheLegacyCrdAndRegistersTheDriverThroughIt) {

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <iostream>
 
 #include "harness.hpp"
 
@@ -48,6 +50,45 @@ void stopOwnCluster(const std::string& name) {
   }
   const auto down = run({(sourceDir() / "test/cluster/down").string(), "--name", name});
   EXPECT_TRUE(down.ok()) << down;
+}
+
+} // namespace csiop::e2e
+
+namespace csiop::e2e {
+
+void OwnClusterTest::start(const std::string& name, int nodes,
+                           const std::vector<std::string>& apiserverArgs) {
+  if (std::getenv("CSIOP_E2E_KUBECONFIG") != nullptr) {
+    return; // see SetUp
+  }
+  started = startOwnCluster(name, nodes, apiserverArgs);
+}
+
+void OwnClusterTest::finish(const std::string& name) {
+  stopOperator();
+  if (started) {
+    stopOwnCluster(name);
+  }
+}
+
+void OwnClusterTest::stopOperator() {
+  if (op) {
+    op->process().signal(SIGTERM);
+    EXPECT_EQ(op->process().wait(std::chrono::seconds(30)), 0) << op->log();
+    op.reset();
+  }
+}
+
+void OwnClusterTest::SetUp() {
+  if (!started) {
+    GTEST_SKIP() << "needs a control plane of its own (none started; CSIOP_E2E_KUBECONFIG set?)";
+  }
+}
+
+void OwnClusterTest::TearDown() {
+  if (HasFailure() && op) {
+    std::cerr << "operator log:\n" << op->log() << "\n";
+  }
 }
 
 } // namespace csiop::e2e

@@ -6,17 +6,37 @@
 //       and returns false if it cannot start
 //   stopOwnCluster("e2e-helm")    stops it, unless CSIOP_E2E_KEEP_CLUSTER=1
 //
-// Neither is for an external cluster ($CSIOP_E2E_KUBECONFIG): its API server cannot be
-// reconfigured, so such suites skip there.
+// OwnClusterTest is the fixture of such a suite: its SetUpTestSuite calls start(...), its
+// TearDownTestSuite calls finish(name), which stops `op` (the suite's operator, if any) and
+// then the cluster. With an external cluster ($CSIOP_E2E_KUBECONFIG), whose API server cannot
+// be reconfigured, start() does nothing and every test skips. A failing test prints `op`'s log.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "operator_process.hpp"
 
 namespace csiop::e2e {
 
 bool startOwnCluster(const std::string& name, int nodes,
                      const std::vector<std::string>& apiserverArgs);
 void stopOwnCluster(const std::string& name);
+
+class OwnClusterTest : public ::testing::Test {
+protected:
+  static void start(const std::string& name, int nodes,
+                    const std::vector<std::string>& apiserverArgs);
+  static void finish(const std::string& name);
+  static void stopOperator(); // SIGTERM, expects exit 0 within 30 s
+  void SetUp() override;
+  void TearDown() override;
+
+  static inline bool started = false;
+  static inline std::unique_ptr<OperatorProcess> op;
+};
 
 } // namespace csiop::e2e
