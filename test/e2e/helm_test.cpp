@@ -16,7 +16,6 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -281,7 +280,8 @@ TEST_F(HelmChart, OperatorWithTheChartsCredentialsReconcilesHostpathToReady) {
   }));
 
   // The Service's endpoint: this machine.
-  webhookAddress = endpointAddress() + ":" + std::to_string(webhookPort);
+  const std::string address = endpointAddress();
+  webhookAddress = address + ":" + std::to_string(webhookPort);
   const Json slice = {
       {"apiVersion", "discovery.k8s.io/v1"},
       {"kind", "EndpointSlice"},
@@ -293,8 +293,8 @@ TEST_F(HelmChart, OperatorWithTheChartsCredentialsReconcilesHostpathToReady) {
           {"endpointslice.kubernetes.io/managed-by", "e2e.csiop.dev"}}}}},
       {"addressType", "IPv4"},
       {"ports", Json::array({{{"name", "webhook"}, {"port", webhookPort}, {"protocol", "TCP"}}})},
-      {"endpoints", Json::array({{{"addresses", Json::array({endpointAddress()})},
-                                  {"conditions", {{"ready", true}}}}})}};
+      {"endpoints",
+       Json::array({{{"addresses", Json::array({address})}, {"conditions", {{"ready", true}}}}})}};
   const auto applied = kubectl({"apply", "-f", "-"}, slice.dump());
   ASSERT_TRUE(applied.ok()) << applied;
 

@@ -5,7 +5,6 @@
 // (CSIOP_E2E_KEEP_CLUSTER=1 keeps it).
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <cstdlib>
 
 #include "harness.hpp"

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 #include <iterator>
 
@@ -67,6 +68,11 @@ bool OperatorProcess::waitReady(std::chrono::milliseconds timeout) {
     seen = r.out + r.err + process_->log();
     return r.ok();
   });
+}
+
+std::optional<int> OperatorProcess::stop(std::chrono::milliseconds timeout) {
+  process_->signal(SIGTERM);
+  return process_->wait(timeout);
 }
 
 double OperatorProcess::metric(const std::string& series) const {

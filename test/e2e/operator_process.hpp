@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ public:
   // "name{labels}"), or -1 if there is none or /metrics does not answer.
   double metric(const std::string& series) const;
   double mutatingRequests() const { return metric("csiop_api_mutating_requests_total"); }
+
+  // SIGTERM, then waits for the exit: its code (128+N for signal N), nullopt on timeout.
+  std::optional<int> stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   Background& process() { return *process_; }
   std::string log() const { return process_->log(); }

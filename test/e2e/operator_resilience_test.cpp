@@ -248,8 +248,7 @@ TEST_F(OperatorResilience, UnderLeaderElectionOnlyTheLeaderWritesAndAFollowerTak
   EXPECT_GT(follower->mutatingRequests(), followerWrites);
   deleteDd("elect");
   kubectl({"delete", "namespace", "csi-elect", "--wait=false"});
-  follower->process().signal(SIGTERM);
-  EXPECT_EQ(follower->process().wait(30s), 0);
+  EXPECT_EQ(follower->stop(), 0);
 }
 
 } // namespace

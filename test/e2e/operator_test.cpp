@@ -3,7 +3,6 @@
 // tells the truth in its status.
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -26,8 +25,7 @@ protected:
   }
   static void TearDownTestSuite() {
     if (op) {
-      op->process().signal(SIGTERM);
-      const auto code = op->process().wait(30s);
+      const auto code = op->stop();
       EXPECT_EQ(code, 0) << "the operator did not drain and exit cleanly on SIGTERM\n" << op->log();
       op.reset();
     }

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -73,8 +72,7 @@ void OwnClusterTest::finish(const std::string& name) {
 
 void OwnClusterTest::stopOperator() {
   if (op) {
-    op->process().signal(SIGTERM);
-    EXPECT_EQ(op->process().wait(std::chrono::seconds(30)), 0) << op->log();
+    EXPECT_EQ(op->stop(), 0) << op->log();
     op.reset();
   }
 }

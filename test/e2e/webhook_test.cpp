@@ -4,7 +4,6 @@
 // never meet it. One ordered suite (one ctest test): the cases build on each other.
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <thread>
 
 #include "harness.hpp"
@@ -57,8 +56,7 @@ protected:
     kubectl({"delete", "namespace", "csi-hostpath", "csi-adopter", "--ignore-not-found",
              "--wait=false"});
     if (op) {
-      op->process().signal(SIGTERM);
-      op->process().wait(30s);
+      op->stop();
     }
   }
   void TearDown() override {
@@ -233,13 +231,11 @@ TEST_F(Webhook, TheStandaloneWebhookServesTheSameDecisions) {
     return denied >= 1;
   }));
   registerWebhook("Fail", readFile(certDir / "second-ca.crt"));
-  standalone.process().signal(SIGTERM);
-  EXPECT_EQ(standalone.process().wait(30s), 0);
+  EXPECT_EQ(standalone.stop(), 0);
 }
 
 TEST_F(Webhook, WithTheWebhookDownFailRejectsAndIgnoreLeavesItToTheReconciler) {
-  op->process().signal(SIGTERM);
-  ASSERT_EQ(op->process().wait(30s), 0);
+  ASSERT_EQ(op->stop(), 0);
   op.reset();
   EXPECT_TRUE(deniedWith(sameDriverAs("late", "hostpath.csi.k8s.io"),
                          "failed calling webhook \"validate.csiop.dev\""));

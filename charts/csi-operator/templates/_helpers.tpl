@@ -64,11 +64,3 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $ns := .Release.Namespace -}}
 {{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson -}}
 {{- end -}}
-
-{{/* The hardened security contexts of every pod of the chart. */}}
-{{- define "csi-operator.podSecurityContext" -}}
-{{- toYaml .Values.podSecurityContext -}}
-{{- end -}}
-{{- define "csi-operator.containerSecurityContext" -}}
-{{- toYaml .Values.securityContext -}}
-{{- end -}}
