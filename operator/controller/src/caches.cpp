@@ -8,7 +8,8 @@ namespace r = kube::resources;
 
 Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
     : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
-      csiNodes(client, r::csinodes), namespaces(client, r::namespaces) {
+      csiNodes(client, r::csinodes), namespaces(client, r::namespaces),
+      pods(client, r::pods, render::kOwnerLabel) {
   for (const auto* ref :
        {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles, &r::rolebindings,
         &r::daemonsets, &r::deployments, &r::statefulsets, &r::storageclasses}) {
@@ -38,7 +39,7 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
 }
 
 std::vector<Informer*> Caches::all() {
-  std::vector<Informer*> out = {&driverDeployments, &csiDrivers, &csiNodes, &namespaces};
+  std::vector<Informer*> out = {&driverDeployments, &csiDrivers, &csiNodes, &namespaces, &pods};
   for (auto& c : children) {
     out.push_back(c.get());
   }

@@ -13,6 +13,7 @@
 #include <csiop/controller/compare.hpp>
 #include <csiop/controller/concurrently.hpp>
 #include <csiop/controller/decisions.hpp>
+#include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/render/render.hpp>
 
@@ -411,6 +412,13 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       o.controller = workload(*w, false);
     }
   }
+  std::vector<const Json*> pods;
+  for (const Json* pod : caches_.pods.list()) {
+    if (ownerLabel(*pod) == object.name() && metadataField(*pod, "namespace") == e.namespace_) {
+      pods.push_back(pod);
+    }
+  }
+  o.podProblems = podProblems(pods);
   for (const Json* node : caches_.csiNodes.list()) {
     for (const auto& d : node->value("spec", Json::object()).value("drivers", Json::array())) {
       if (stringField(d, "name") == object.spec.driverName) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <csiop/controller/pod_problems.hpp>
+
 namespace csiop::controller {
 namespace {
 
@@ -90,6 +92,8 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
       message += (message.empty() ? "" : "; ") + e;
     }
     set(make(condition::kDegraded, true, "ApplyFailed", message, g));
+  } else if (!o.podProblems.empty()) {
+    set(make(condition::kDegraded, true, "PodsFailing", summarizeProblems(o.podProblems), g));
   } else {
     set(make(condition::kDegraded, false, "AsExpected", "every object is applied", g));
   }
@@ -131,6 +135,9 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
     std::string message;
     for (const auto& [reason, text] : pending) {
       message += (message.empty() ? "" : "; ") + text;
+    }
+    if (!o.podProblems.empty()) {
+      message += ": " + summarizeProblems(o.podProblems);
     }
     set(make(condition::kReady, false, pending.front().first, message, g));
   }

@@ -1,7 +1,8 @@
 // The informer caches the reconciler reads: every DriverDeployment, every
 // CSIDriver (foreign ones decide name conflicts), every CSINode (registration),
-// every Namespace (created if missing, never owned), and the children of each
-// kind, selected by the owner label.
+// every Namespace (created if missing, never owned), the children of each
+// kind, selected by the owner label, and the pods of the workloads (read only,
+// for the status: why a pod does not run).
 #pragma once
 
 #include <memory>
@@ -20,6 +21,7 @@ struct Caches {
   Informer csiDrivers;
   Informer csiNodes;
   Informer namespaces;
+  Informer pods; // carry the owner label through the pod templates; never written
   std::vector<std::unique_ptr<Informer>> children; // one per child kind
 
   // The cache of a child kind ("DaemonSet"), or nullptr.

@@ -38,6 +38,9 @@ struct Observed {
   std::optional<Workload> controller; // absent for node-only drivers or not created yet
   bool hasController = false;         // the spec wants a controller workload
   std::int32_t registered = 0;        // CSINodes that list the driver
+  // Why pods of the node plugin or controller do not run (podProblems()): an
+  // image that cannot be pulled, a crash loop, an unschedulable pod.
+  std::vector<std::string> podProblems;
   // Set when this reconcile deleted and recreated the CSIDriver because an
   // immutable field changed (the message says which).
   std::optional<std::string> csiDriverRecreated;

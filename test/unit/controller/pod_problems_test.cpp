@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <csiop/controller/pod_problems.hpp>
+#include <csiop/controller/status.hpp>
+
+namespace csiop::controller {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json pod(const std::string& name, Json status) {
+  return Json{{"metadata", {{"namespace", "csi"}, {"name", name}}}, {"status", std::move(status)}};
+}
+
+Json waiting(const std::string& container, const std::string& reason, const std::string& message) {
+  return Json{{"name", container},
+              {"ready", false},
+              {"state", {{"waiting", {{"reason", reason}, {"message", message}}}}}};
+}
+
+TEST(PodProblems, NamesContainersStuckWaiting) {
+  const Json p = pod(
+      "x-node-abc",
+      {{"containerStatuses", Json::array({waiting("csi-driver", "ImagePullBackOff",
+                                                  "Back-off pulling image \"example.com/nope:1\""),
+                                          Json{{"name", "node-driver-registrar"},
+                                               {"state", {{"running", Json::object()}}}}})}});
+  EXPECT_EQ(podProblems({&p}),
+            std::vector<std::string>{"pod csi/x-node-abc: container csi-driver: ImagePullBackOff: "
+                                     "Back-off pulling image \"example.com/nope:1\""});
+}
+
+TEST(PodProblems, StartingContainersAreNoProblem) {
+  const Json p =
+      pod("x",
+          {{"containerStatuses", Json::array({waiting("csi-driver", "ContainerCreating", ""),
+                                              waiting("liveness-probe", "PodInitializing", "")})}});
+  EXPECT_TRUE(podProblems({&p}).empty());
+}
+
+TEST(PodProblems, InitContainersCrashLoopsAndUnschedulablePods) {
+  const Json crash =
+      pod("a", {{"initContainerStatuses", Json::array({waiting("init", "CrashLoopBackOff", "")})}});
+  const Json unschedulable =
+      pod("b", {{"conditions", Json::array({{{"type", "PodScheduled"},
+                                             {"status", "False"},
+                                             {"reason", "Unschedulable"},
+                                             {"message", "0/3 nodes are available"}}})}});
+  EXPECT_EQ(podProblems({&crash, &unschedulable}),
+            (std::vector<std::string>{"pod csi/a: container init: CrashLoopBackOff",
+                                      "pod csi/b: unschedulable: 0/3 nodes are available"}));
+}
+
+TEST(PodProblems, PodsBeingDeletedAndMalformedPodsAreSkipped) {
+  Json deleting =
+      pod("old", {{"containerStatuses", Json::array({waiting("c", "ErrImagePull", "gone")})}});
+  deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  const Json noStatus = Json{{"metadata", {{"name", "n"}}}, {"status", "weird"}};
+  const Json notObject = Json::array();
+  const Json badStates =
+      pod("s", {{"containerStatuses",
+                 Json::array({1, Json{{"state", "x"}}, Json{{"state", {{"waiting", "x"}}}}})}});
+  EXPECT_TRUE(podProblems({&deleting, &noStatus, &notObject, &badStates, nullptr}).empty());
+}
+
+TEST(PodProblems, LongMessagesAreClipped) {
+  const Json p =
+      pod("x", {{"containerStatuses",
+                 Json::array({waiting("c", "RunContainerError", std::string(1000, 'm'))})}});
+  const auto problems = podProblems({&p});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_LT(problems[0].size(), 320u);
+  EXPECT_TRUE(problems[0].ends_with("..."));
+}
+
+TEST(PodProblems, SummaryKeepsTheFirstFew) {
+  EXPECT_EQ(summarizeProblems({}), "");
+  EXPECT_EQ(summarizeProblems({"a", "b"}), "a; b");
+  EXPECT_EQ(summarizeProblems({"a", "b", "c", "d", "e"}), "a; b; c; and 2 more");
+}
+
+TEST(PodProblems, StatusSaysWhyTheRolloutIsStuck) {
+  Observed o;
+  o.generation = 2;
+  o.nodes = Observed::Workload{true, 1, 1, 0};
+  o.registered = 0;
+  o.podProblems = {"pod csi/x-node-abc: container csi-driver: ErrImagePull: not found"};
+  const auto s = computeStatus(o, std::nullopt, "T1");
+  const auto* ready = findCondition(*s.conditions, "Ready");
+  const auto* degraded = findCondition(*s.conditions, "Degraded");
+  ASSERT_NE(ready, nullptr);
+  ASSERT_NE(degraded, nullptr);
+  EXPECT_EQ(ready->status, "False");
+  EXPECT_EQ(ready->reason, "NodePluginRollingOut");
+  EXPECT_EQ(ready->message, "node plugin 0/1 ready, 1/1 updated; driver registered on 0/1 nodes: "
+                            "pod csi/x-node-abc: container csi-driver: ErrImagePull: not found");
+  EXPECT_EQ(degraded->status, "True");
+  EXPECT_EQ(degraded->reason, "PodsFailing");
+  o.podProblems.clear();
+  EXPECT_EQ(findCondition(*computeStatus(o, std::nullopt, "T1").conditions, "Degraded")->status,
+            "False");
+}
+
+} // namespace
+} // namespace csiop::controller
