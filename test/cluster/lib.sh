@@ -11,10 +11,11 @@ export CGO_ENABLED=0
 
 # Bump when the build recipe (flags, tags, outputs) changes, so caches keyed by
 # the old recipe are not reused.
-CSIOP_BUILD_RECIPE=1
+CSIOP_BUILD_RECIPE=2
 
 # Binaries every cache entry must contain.
-CSIOP_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm kwok kwokctl)
+CSIOP_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
+  etcd helm kwok kwokctl)
 
 log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -51,10 +52,11 @@ bin_dir_complete() {
 
 state_root() { printf '%s\n' "${CSIOP_STATE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/csi-operator-cluster}"; }
 
-# Parses the common --name option (and, for up, --nodes and --apiserver-arg) into
-# NAME/NODES/APISERVER_EXTRA_ARGS.
+# Parses the common --name option (and, for up, --nodes, --real-node and
+# --apiserver-arg) into NAME/NODES/REAL_NODE/APISERVER_EXTRA_ARGS.
 NAME=csiop
 NODES=2
+REAL_NODE=""            # up only: also start a real node (containerd + kubelet + kube-proxy)
 APISERVER_EXTRA_ARGS=() # up only: extra kube-apiserver flags (e.g. --runtime-config=...)
 parse_args() {
   local allow_nodes=$1
@@ -69,6 +71,10 @@ parse_args() {
       --nodes=*)
         [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
         NODES=${1#--nodes=}; shift ;;
+      --real-node)
+        [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
+        # shellcheck disable=SC2034 # used by up
+        REAL_NODE=1; shift ;;
       --apiserver-arg)
         [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
         [[ $# -ge 2 ]] || die "--apiserver-arg needs a value"; APISERVER_EXTRA_ARGS+=("$2"); shift 2 ;;
@@ -81,8 +87,9 @@ parse_args() {
   done
   [[ ${NAME} =~ ^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$ ]] \
     || die "--name must be a short DNS label ([a-z0-9-], max 32 chars): ${NAME}"
-  if ! [[ ${NODES} =~ ^[0-9]+$ ]] || ((NODES < 1 || NODES > 100)); then
-    die "--nodes must be an integer in 1..100: ${NODES}"
+  # 0 kwok nodes only beside a real node (checked by up).
+  if ! [[ ${NODES} =~ ^[0-9]+$ ]] || ((NODES > 100)); then
+    die "--nodes must be an integer in 0..100: ${NODES}"
   fi
   STATE_DIR="$(state_root)/${NAME}"
   # shellcheck disable=SC2034 # used by the scripts that source this file
@@ -93,6 +100,10 @@ parse_args() {
 
 # Components in start order (stopped in reverse).
 CSIOP_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+# The real node's components (up --real-node), in start order; lib-node.sh
+# starts and stops them.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+CSIOP_NODE_COMPONENTS=(containerd kube-proxy csiop-test-dns kubelet)
 
 # Never route loopback traffic of the components or our curl/kubectl through a proxy.
 export NO_PROXY="127.0.0.1,localhost,::1${NO_PROXY:+,${NO_PROXY}}"
@@ -148,11 +159,11 @@ start_component() {
   local name=$1
   shift
   log "starting ${name}"
-  # shellcheck disable=SC2016 # $$ and "$@" are expanded by the inner shell
   # The command line, NUL-separated, so `component start` can start it again.
   printf '%s\0' "$@" >"${STATE_DIR}/run/${name}.argv"
+  # shellcheck disable=SC2016 # $$ and "$@" are expanded by the inner shell
   setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "${STATE_DIR}/run/${name}.pid" "$@" \
-    </dev/null >>"${STATE_DIR}/logs/${name}.log" 2>&1 7>&- 8>&- 9>&- &
+    </dev/null >>"${STATE_DIR}/logs/${name}.log" 2>&1 6>&- 7>&- 8>&- 9>&- &
   local i
   for ((i = 0; i < 50; i++)); do
     [[ -s "${STATE_DIR}/run/${name}.pid" ]] && return 0
@@ -186,15 +197,34 @@ https_healthy() { # PORT PATH
   [[ $(curl -ksS --max-time 3 "https://127.0.0.1:$1$2") == ok ]]
 }
 
+http_healthy() { # PORT PATH
+  [[ $(curl -sS --max-time 3 "http://127.0.0.1:$1$2") == ok ]]
+}
+
+# Value of KEY in the cluster's cluster.env (empty if unset).
+cluster_env() { sed -n "s/^$1=//p" "${STATE_DIR}/cluster.env" 2>/dev/null; }
+
 # Waits until component $1 answers its health check (kwok: has stayed up for
 # 2 s), with the ports recorded in cluster.env.
 wait_component_healthy() {
-  local c=$1 port
-  port=$(sed -n "s/^$(component_port_var "${c}")=//p" "${STATE_DIR}/cluster.env")
+  local c=$1 port=""
+  [[ ${c} == containerd ]] || port=$(cluster_env "$(component_port_var "${c}")")
   case "${c}" in
     etcd) wait_for etcd 30 bash -c "curl -sS --max-time 3 http://127.0.0.1:${port}/health | grep -q '\"health\":\"true\"'" ;;
     kube-apiserver) wait_for "${c}" 120 https_healthy "${port}" "$(apiserver_readyz)" ;;
     kube-controller-manager | kube-scheduler) wait_for "${c}" 60 https_healthy "${port}" /healthz ;;
+    containerd) wait_for "${c}" 30 ctr --address "$(cluster_env CONTAINERD_SOCK)" version ;;
+    kubelet) wait_for "${c}" 60 http_healthy "${port}" /healthz ;;
+    kube-proxy)
+      # /livez: serving and synced (/healthz also wants the Node object); then
+      # its rules are in place once the KUBE-SERVICES jump exists.
+      wait_for "${c}" 60 curl -fsS --max-time 3 "http://127.0.0.1:${port}/livez"
+      wait_for "${c}" 60 bash -c "iptables-save -t nat | grep -q -- '^-A PREROUTING .*-j KUBE-SERVICES'"
+      ;;
+    csiop-test-dns)
+      wait_for "${c}" 60 "$(cluster_env NODE_TOOLS_DIR)/csiop-test-dns" \
+        --query kubernetes.default.svc.cluster.local --server "127.0.0.1:${port}"
+      ;;
     *)
       sleep 2
       component_running "${c}" || fail_component "${c}" "${c} exited"
@@ -221,6 +251,9 @@ component_port_var() {
     kube-controller-manager) echo KCM_PORT ;;
     kube-scheduler) echo SCHEDULER_PORT ;;
     kwok) echo KWOK_PORT ;;
+    kubelet) echo KUBELET_HEALTHZ_PORT ;;
+    kube-proxy) echo KUBE_PROXY_HEALTHZ_PORT ;;
+    csiop-test-dns) echo DNS_PORT ;;
     *) die "unknown component: $1" ;;
   esac
 }
@@ -242,3 +275,7 @@ lock_cluster() {
     flock 8
   fi
 }
+
+# The real node (up --real-node): start, stop, machine-wide cleanup.
+# shellcheck source=lib-node.sh
+source "${CLUSTER_DIR}/lib-node.sh"

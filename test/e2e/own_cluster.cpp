@@ -19,13 +19,15 @@ std::string lastLine(std::string out) {
 } // namespace
 
 bool startOwnCluster(const std::string& name, int nodes,
-                     const std::vector<std::string>& apiserverArgs) {
+                     const std::vector<std::string>& apiserverArgs,
+                     const std::vector<std::string>& upArgs) {
   const auto dir = sourceDir() / "test/cluster";
   std::vector<std::string> argv = {(dir / "up").string(), "--name", name, "--nodes",
                                    std::to_string(nodes)};
   for (const auto& arg : apiserverArgs) {
     argv.push_back("--apiserver-arg=" + arg);
   }
+  argv.insert(argv.end(), upArgs.begin(), upArgs.end());
   const auto up = run(argv, {.timeout = std::chrono::minutes(30)});
   const auto build = run({(dir / "build").string()}, {.timeout = std::chrono::minutes(30)});
   if (!up.ok() || !build.ok()) {
@@ -56,11 +58,12 @@ void stopOwnCluster(const std::string& name) {
 namespace csiop::e2e {
 
 void OwnClusterTest::start(const std::string& name, int nodes,
-                           const std::vector<std::string>& apiserverArgs) {
+                           const std::vector<std::string>& apiserverArgs,
+                           const std::vector<std::string>& upArgs) {
   if (std::getenv("CSIOP_E2E_KUBECONFIG") != nullptr) {
     return; // see SetUp
   }
-  started = startOwnCluster(name, nodes, apiserverArgs);
+  started = startOwnCluster(name, nodes, apiserverArgs, upArgs);
 }
 
 void OwnClusterTest::finish(const std::string& name) {

@@ -22,14 +22,17 @@
 
 namespace csiop::e2e {
 
+// upArgs: further options of test/cluster/up, e.g. {"--real-node"}.
 bool startOwnCluster(const std::string& name, int nodes,
-                     const std::vector<std::string>& apiserverArgs);
+                     const std::vector<std::string>& apiserverArgs,
+                     const std::vector<std::string>& upArgs = {});
 void stopOwnCluster(const std::string& name);
 
 class OwnClusterTest : public ::testing::Test {
 protected:
   static void start(const std::string& name, int nodes,
-                    const std::vector<std::string>& apiserverArgs);
+                    const std::vector<std::string>& apiserverArgs,
+                    const std::vector<std::string>& upArgs = {});
   static void finish(const std::string& name);
   static void stopOperator(); // SIGTERM, expects exit 0 within 30 s
   void SetUp() override;
