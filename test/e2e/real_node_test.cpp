@@ -415,7 +415,7 @@ TEST_F(RealNode, DeletedNodePluginPodComesBackReRegisteredAndTheVolumeStaysReada
   EXPECT_EQ(read.out, "written-by-the-pod\nafter-restart\n");
 }
 
-TEST_F(RealNode, DeletedLeaderPodIsReplacedByTheOtherReplicaAndTheWebhookKeepsAnswering) {
+TEST_F(RealNode, DeletedLeaderPodHandsOverToALiveReplicaAndTheWebhookKeepsAnswering) {
   const std::string holder = leaseHolder();
   const auto pods = operatorPods();
   ASSERT_EQ(pods.size(), 2u);
@@ -429,14 +429,27 @@ TEST_F(RealNode, DeletedLeaderPodIsReplacedByTheOtherReplicaAndTheWebhookKeepsAn
   ASSERT_TRUE(del.ok()) << del;
   // While the leader is gone, the webhook is served by the remaining ready replica.
   expectWebhookDeniesDuplicate();
-  EXPECT_TRUE(waitFor("the other replica takes the Lease", 120s, [&](std::string& seen) {
+  // The leader hands the Lease back on SIGTERM; a live replica takes it: the waiting one, or
+  // the Deployment's replacement pod if it asks first.
+  EXPECT_TRUE(waitFor("a live replica takes the Lease", 120s, [&](std::string& seen) {
     seen = leaseHolder();
-    return seen.find(follower) != std::string::npos;
+    if (seen.empty() || seen.find(leader) != std::string::npos)
+      return false;
+    const auto live = operatorPods();
+    return std::any_of(live.begin(), live.end(),
+                       [&](const std::string& p) { return seen.find(p) != std::string::npos; });
   }));
-  // The new leader reconciles: a change made now is acted upon.
-  const auto label =
-      kubectl({"label", "dd", "hostpath", "e2e.csiop.dev/touched=yes", "--overwrite"});
-  ASSERT_TRUE(label.ok()) << label;
+  // The new leader reconciles: a child deleted now is recreated.
+  const std::string oldUid =
+      kubectl({"get", "storageclass", "csi-hostpath-sc", "-o", "jsonpath={.metadata.uid}"}).out;
+  ASSERT_FALSE(oldUid.empty());
+  const auto gone = kubectl({"delete", "storageclass", "csi-hostpath-sc"});
+  ASSERT_TRUE(gone.ok()) << gone;
+  EXPECT_TRUE(waitFor("the new leader recreates the StorageClass", 60s, [&](std::string& seen) {
+    seen =
+        kubectl({"get", "storageclass", "csi-hostpath-sc", "-o", "jsonpath={.metadata.uid}"}).out;
+    return !seen.empty() && seen != oldUid;
+  }));
   EXPECT_TRUE(waitFor("the Deployment is back to 2 ready replicas", 180s, [](std::string& seen) {
     return allContainersReady(podsOf(kNamespace, kOperatorPods), seen) &&
            operatorPods().size() == 2;
@@ -476,8 +489,8 @@ spec:
   EXPECT_TRUE(execInWorkload("cat /data/hello").ok());
   deleteDd("broken");
   EXPECT_FALSE(exists({"dd", "broken"}));
-  EXPECT_FALSE(exists({"namespace", "csi-broken", "-o", "name"}) &&
-               exists({"daemonset", "-n", "csi-broken", "broken-node"}));
+  EXPECT_FALSE(exists({"daemonset", "-n", "csi-broken", "broken-node"}));
+  EXPECT_FALSE(exists({"csidriver", "broken.csi.example.com"}));
 }
 
 TEST_F(RealNode, DriverUpgradeRollsTheNodePluginAndTheMountedVolumeStaysReadable) {
