@@ -36,12 +36,6 @@ const std::string kServiceName = kFullname + "-webhook";
 const std::string kServiceDns = kServiceName + "." + kNamespace + ".svc";
 const std::string kSecretName = kFullname + "-webhook-tls";
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-    s.pop_back();
-  return s;
-}
-
 // An IPv4 address of this machine the API server may use as an endpoint (Kubernetes refuses
 // loopback and link-local endpoint addresses).
 std::string endpointAddress() {

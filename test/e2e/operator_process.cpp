@@ -153,6 +153,12 @@ std::string hostpathAs(const std::string& name) {
   return yaml;
 }
 
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
 void deleteDd(const std::string& name) {
   kubectl({"delete", "dd", name, "--ignore-not-found", "--wait=true", "--timeout=60s"});
 }

@@ -61,6 +61,8 @@ std::string ddCondition(const std::string& dd, const std::string& type);
 bool exists(const std::vector<std::string>& what);
 void deleteDd(const std::string& name);
 std::string readFile(const std::filesystem::path& path);
+// s without trailing newlines and spaces (kubectl's output, for comparisons).
+std::string trimmed(std::string s);
 // In `dir`: a CA `ca`.crt/.key (openssl) and, signed by it, tls.crt/tls.key for IP 127.0.0.1,
 // the serving pair replaced last. Reports a gtest failure and returns false if openssl fails.
 bool issueServingCertificate(const std::filesystem::path& dir, const std::string& ca);

@@ -37,12 +37,6 @@ const std::string kUpgradedDriverImage = "localhost/csiop-test/hostpathplugin:2"
 // The chart's Deployment's pods (the helm test pod carries the same app labels).
 const std::string kOperatorPods = "app.kubernetes.io/instance=" + kRelease + ",pod-template-hash";
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-    s.pop_back();
-  return s;
-}
-
 // The mount points of this machine (the node shares its mount namespace with this process).
 std::vector<std::string> mountPoints() {
   std::ifstream in("/proc/self/mountinfo");

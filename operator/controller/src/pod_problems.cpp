@@ -1,12 +1,16 @@
 #include <csiop/controller/pod_problems.hpp>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
+
+#include <csiop/api/json_access.hpp>
 
 namespace csiop::controller {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using api::Json;
+using api::stringField;
 
 // Waiting reasons that do not cure themselves by waiting (the kubelet's and the runtime's).
 constexpr std::array<std::string_view, 8> kStuckReasons = {
@@ -14,11 +18,6 @@ constexpr std::array<std::string_view, 8> kStuckReasons = {
     "CrashLoopBackOff", "CreateContainerConfigError", "CreateContainerError", "RunContainerError"};
 
 constexpr std::size_t kMaxDetail = 240; // characters of a kubelet message kept per problem
-
-std::string text(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 std::string clipped(std::string s) {
   if (s.size() > kMaxDetail) {
@@ -39,16 +38,12 @@ void containerProblems(const std::string& pod, const Json& status, const char* k
       continue;
     }
     const Json& waiting = c["state"].value("waiting", Json::object());
-    const std::string reason = waiting.is_object() ? text(waiting, "reason") : "";
-    bool stuck = false;
-    for (const auto r : kStuckReasons) {
-      stuck = stuck || reason == r;
-    }
-    if (!stuck) {
+    const std::string reason = stringField(waiting, "reason");
+    if (std::find(kStuckReasons.begin(), kStuckReasons.end(), reason) == kStuckReasons.end()) {
       continue;
     }
-    std::string line = pod + ": container " + text(c, "name") + ": " + reason;
-    if (const std::string message = text(waiting, "message"); !message.empty()) {
+    std::string line = pod + ": container " + stringField(c, "name") + ": " + reason;
+    if (const std::string message = stringField(waiting, "message"); !message.empty()) {
       line += ": " + clipped(message);
     }
     out.push_back(std::move(line));
@@ -57,9 +52,9 @@ void containerProblems(const std::string& pod, const Json& status, const char* k
 
 void schedulingProblem(const std::string& pod, const Json& status, std::vector<std::string>& out) {
   for (const Json& c : status.value("conditions", Json::array())) {
-    if (c.is_object() && text(c, "type") == "PodScheduled" && text(c, "status") == "False" &&
-        text(c, "reason") == "Unschedulable") {
-      out.push_back(pod + ": unschedulable: " + clipped(text(c, "message")));
+    if (c.is_object() && stringField(c, "type") == "PodScheduled" &&
+        stringField(c, "status") == "False" && stringField(c, "reason") == "Unschedulable") {
+      out.push_back(pod + ": unschedulable: " + clipped(stringField(c, "message")));
     }
   }
 }
@@ -80,7 +75,8 @@ std::vector<std::string> podProblems(const std::vector<const Json*>& pods) {
     if (!status.is_object()) {
       continue;
     }
-    const std::string name = "pod " + text(meta, "namespace") + "/" + text(meta, "name");
+    const std::string name =
+        "pod " + stringField(meta, "namespace") + "/" + stringField(meta, "name");
     schedulingProblem(name, status, out);
     containerProblems(name, status, "initContainerStatuses", out);
     containerProblems(name, status, "containerStatuses", out);
