@@ -44,6 +44,10 @@ func (s *controllerServer) CreateVolume(_ context.Context, req *csi.CreateVolume
 	if err != nil {
 		return nil, err
 	}
+	mode, err := mountMode(req.GetParameters())
+	if err != nil {
+		return nil, err
+	}
 	if !s.reachable(req.GetAccessibilityRequirements()) {
 		return nil, status.Errorf(codes.ResourceExhausted, "this driver only provisions on node %s, which accessibility_requirements exclude", s.nodeID)
 	}
@@ -55,12 +59,18 @@ func (s *controllerServer) CreateVolume(_ context.Context, req *csi.CreateVolume
 		if !fits(v.CapacityBytes, req.GetCapacityRange()) {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with capacity %d, incompatible with the requested range", v.Name, v.CapacityBytes)
 		}
+		if v.mode() != mode {
+			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with %s %q, not %q", v.Name, mountModeKey, v.mode(), mode)
+		}
 	case errors.Is(err, errNoVolume):
 		id, err := newVolumeID()
 		if err != nil {
 			return nil, status.Error(codes.Internal, err.Error())
 		}
 		v = &volume{ID: id, Name: req.GetName(), CapacityBytes: capacity}
+		if mode != mountModeBind {
+			v.MountMode = mode
+		}
 		if err := s.store.create(v); err != nil {
 			return nil, status.Errorf(codes.Internal, "creating volume %q: %v", v.Name, err)
 		}
@@ -70,6 +80,7 @@ func (s *controllerServer) CreateVolume(_ context.Context, req *csi.CreateVolume
 	return &csi.CreateVolumeResponse{Volume: &csi.Volume{
 		VolumeId:           v.ID,
 		CapacityBytes:      v.CapacityBytes,
+		VolumeContext:      v.context(),
 		AccessibleTopology: []*csi.Topology{s.topology()},
 	}}, nil
 }
@@ -225,6 +236,7 @@ func (s *controllerServer) ListVolumes(_ context.Context, req *csi.ListVolumesRe
 		resp.Entries = append(resp.Entries, &csi.ListVolumesResponse_Entry{Volume: &csi.Volume{
 			VolumeId:           v.ID,
 			CapacityBytes:      v.CapacityBytes,
+			VolumeContext:      v.context(),
 			AccessibleTopology: []*csi.Topology{s.topology()},
 		}})
 	}

@@ -1,7 +1,8 @@
 // Command hostpathplugin is csi-operator's TEST FIXTURE stand-in for the kubernetes-csi
 // hostpath driver, which cannot be built here. It is written from the CSI specification (not
 // copied from upstream) and serves the Identity, Controller and Node services in one binary:
-// a volume is a directory under --statedir, published into pods with real bind mounts.
+// a volume is a directory under --statedir, published into pods with real bind mounts, or
+// (mount mode fuse) with a FUSE mount served by this process, which breaks when it exits.
 package main
 
 import (
@@ -38,6 +39,8 @@ func main() {
 }
 
 // run serves the driver on endpoint until SIGTERM or SIGINT, then stops and removes the socket.
+// FUSE mounts it serves are left mounted: they break when the process exits, as those of a
+// FUSE-based driver do.
 func run(ctx context.Context, d *driver, endpoint, stateDir string) error {
 	st, err := openStore(stateDir)
 	if err != nil {
@@ -45,6 +48,7 @@ func run(ctx context.Context, d *driver, endpoint, stateDir string) error {
 	}
 	d.store = st
 	d.locks = newKeyLock()
+	d.fuse = newFuseMounts()
 
 	l, err := csiconn.ListenUnix(endpoint)
 	if err != nil {

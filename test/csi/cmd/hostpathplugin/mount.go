@@ -21,6 +21,7 @@ const mountInfoFile = "/proc/self/mountinfo"
 type mountEntry struct {
 	mountPoint string
 	options    []string // per-mount options, such as "ro" or "rw"
+	fsType     string   // such as "ext4", or "fuse.hostpathplugin" for this driver's FUSE mounts
 }
 
 func (m mountEntry) readOnly() bool { return slices.Contains(m.options, "ro") }
@@ -36,9 +37,15 @@ func parseMountInfo(r io.Reader) ([]mountEntry, error) {
 		if len(fields) < 10 {
 			return nil, fmt.Errorf("malformed mountinfo line %q", sc.Text())
 		}
+		// The optional fields (from the 7th on) end with a lone "-"; the type follows.
+		sep := 6 + slices.Index(fields[6:], "-")
+		if sep < 6 || sep+1 >= len(fields) {
+			return nil, fmt.Errorf("malformed mountinfo line %q", sc.Text())
+		}
 		mounts = append(mounts, mountEntry{
 			mountPoint: unescapeOctal(fields[4]),
 			options:    strings.Split(fields[5], ","),
+			fsType:     unescapeOctal(fields[sep+1]),
 		})
 	}
 	return mounts, sc.Err()

@@ -25,6 +25,9 @@ func TestParseMountInfo(t *testing.T) {
 	if !mounts[1].readOnly() || mounts[0].readOnly() {
 		t.Errorf("read-only flags wrong: %+v", mounts)
 	}
+	if mounts[0].fsType != "overlay" || mounts[1].fsType != "ext4" {
+		t.Errorf("file system types = %q, %q; want overlay, ext4", mounts[0].fsType, mounts[1].fsType)
+	}
 	if got, want := mounts[2].mountPoint, "/back\\slash\ttab"; got != want {
 		t.Errorf("mount point = %q, want %q", got, want)
 	}

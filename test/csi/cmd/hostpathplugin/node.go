@@ -68,7 +68,8 @@ func (s *nodeServer) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVo
 }
 
 // NodePublishVolume bind-mounts the staged volume (or, for an inline ephemeral volume, a
-// directory made now) onto the target path.
+// directory made now) onto the target path; in the fuse mount mode it serves a FUSE loopback
+// of the volume's data directory there instead.
 func (s *nodeServer) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if err := checkVolumeID(id); err != nil {
@@ -81,6 +82,10 @@ func (s *nodeServer) NodePublishVolume(_ context.Context, req *csi.NodePublishVo
 		return nil, err
 	}
 	ephemeral := req.GetVolumeContext()[ephemeralContextKey] == "true"
+	mode, err := mountMode(req.GetVolumeContext())
+	if err != nil {
+		return nil, err
+	}
 	if !ephemeral && req.GetStagingTargetPath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "staging_target_path is required (this driver stages volumes)")
 	}
@@ -105,7 +110,12 @@ func (s *nodeServer) NodePublishVolume(_ context.Context, req *csi.NodePublishVo
 			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %s", id, source)
 		}
 	}
-	if err := mountOnce(source, req.GetTargetPath(), req.GetReadonly()); err != nil {
+	if mode == mountModeFuse {
+		err = s.publishFuse(id, s.store.dataDir(id), req.GetTargetPath(), req.GetReadonly())
+	} else {
+		err = mountOnce(source, req.GetTargetPath(), req.GetReadonly())
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &csi.NodePublishVolumeResponse{}, nil
@@ -123,6 +133,9 @@ func (s *nodeServer) ensureEphemeral(id string) error {
 	return nil
 }
 
+// NodeUnpublishVolume unmounts the target path and removes it: a FUSE mount this process
+// serves is stopped, a dead one left by an earlier plugin process is detached. An inline
+// volume's data is deleted.
 func (s *nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if err := checkVolumeID(id); err != nil {
@@ -132,7 +145,14 @@ func (s *nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpubli
 		return nil, status.Error(codes.InvalidArgument, "target_path is required")
 	}
 	defer s.locks.lock(id)()
-	if err := unmountAndRemove(req.GetTargetPath()); err != nil {
+	target := req.GetTargetPath()
+	if err := s.unpublishFuse(target); err != nil {
+		return nil, err
+	}
+	if err := detachStale(target); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	if err := unmountAndRemove(target); err != nil {
 		return nil, err
 	}
 	v, err := s.store.get(id)
@@ -190,8 +210,8 @@ func (s *nodeServer) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolum
 // mountOnce bind-mounts source onto target (created if missing) unless something is
 // mounted there already; an existing mount with the other read-only setting is a conflict.
 func mountOnce(source, target string, readOnly bool) error {
-	if err := os.MkdirAll(target, 0o750); err != nil {
-		return status.Errorf(codes.Internal, "creating %s: %v", target, err)
+	if err := mkdirTarget(target); err != nil {
+		return err
 	}
 	m, mounted, err := mountAt(target)
 	if err != nil {
@@ -205,6 +225,14 @@ func mountOnce(source, target string, readOnly bool) error {
 	}
 	if err := bindMount(source, target, readOnly); err != nil {
 		return status.Error(codes.Internal, err.Error())
+	}
+	return nil
+}
+
+// mkdirTarget creates a mount point (and its parents) if missing.
+func mkdirTarget(target string) error {
+	if err := os.MkdirAll(target, 0o750); err != nil {
+		return status.Errorf(codes.Internal, "creating %s: %v", target, err)
 	}
 	return nil
 }

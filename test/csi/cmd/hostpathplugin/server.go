@@ -22,6 +22,7 @@ type driver struct {
 	maxVolumesPerNode int64
 	store             *store
 	locks             *keyLock
+	fuse              *fuseMounts // FUSE servers of fuse-mode volumes, by target path
 }
 
 type identityServer struct {

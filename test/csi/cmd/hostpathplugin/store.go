@@ -20,6 +20,25 @@ type volume struct {
 	Name          string `json:"name"`
 	CapacityBytes int64  `json:"capacityBytes"`
 	Ephemeral     bool   `json:"ephemeral"`
+	// MountMode is the mount mode asked for at creation; "" (older records) is bind.
+	MountMode string `json:"mountMode,omitempty"`
+}
+
+// mode is the volume's mount mode, bind unless it was created for fuse.
+func (v *volume) mode() string {
+	if v.MountMode == mountModeFuse {
+		return mountModeFuse
+	}
+	return mountModeBind
+}
+
+// context is the volume_context of the volume: its mount mode when that is not the default,
+// so that it reaches NodePublishVolume (through the PersistentVolume's volumeAttributes).
+func (v *volume) context() map[string]string {
+	if v.mode() == mountModeBind {
+		return nil
+	}
+	return map[string]string{mountModeKey: v.mode()}
 }
 
 // errNoVolume means no record exists for a volume.

@@ -22,11 +22,18 @@ func Main(m *testing.M, mainFunc func()) {
 	os.Exit(m.Run())
 }
 
+// Command returns a command that runs the program's main with args in a child process, for
+// tests that start it themselves (to signal it while it runs, for example).
+func Command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	return cmd
+}
+
 // Run starts the program's main with args and returns its exit code and combined output.
 func Run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd := Command(args...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
