@@ -237,6 +237,7 @@ Effective resolve(const DriverDeployment& object) {
   out.storageClasses = orDefault(spec.storageClasses, {});
   out.imagePullSecrets = orDefault(spec.imagePullSecrets, Json::array());
   out.deletionPolicy = orDefault(spec.deletionPolicy, std::string(defaults::kDeletionPolicy));
+  out.paused = spec.paused.value_or(false);
   return out;
 }
 

@@ -514,7 +514,26 @@ void node(Validator& v, const DriverDeploymentSpec& spec) {
     } else if (n.updateStrategy->contains("type")) {
       const auto& t = (*n.updateStrategy)["type"];
       v.oneOf(p + ".updateStrategy.type", t.is_string() ? t.get<std::string>() : "",
-              {"OnDelete", "RollingUpdate"});
+              {"OnDelete", "RollingUpdate", "WhenVolumesUnused"});
+    }
+    if (n.updateStrategy->is_object() && n.updateStrategy->contains("whenVolumesUnused") &&
+        n.updateStrategy->value("type", Json()) != "WhenVolumesUnused") {
+      v.add(forbidden(p + ".updateStrategy.whenVolumesUnused",
+                      "may only be set with type WhenVolumesUnused"));
+    }
+    if (n.updateStrategy->is_object()) {
+      const Json params = n.updateStrategy->value("whenVolumesUnused", Json::object());
+      const Json max = params.is_object() ? params.value("maxUnavailable", Json()) : Json();
+      const std::string text = max.is_string() ? max.get<std::string>() : "";
+      const bool percent =
+          text.size() >= 2 && text.size() <= 4 && text.back() == '%' &&
+          std::all_of(text.begin(), text.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
+      const bool count = max.is_number_integer() && max.get<std::int64_t>() >= 1 &&
+                         max.get<std::int64_t>() <= 1000000;
+      if (!max.is_null() && !percent && !count) {
+        v.add(invalid(p + ".updateStrategy.whenVolumesUnused.maxUnavailable", max,
+                      "must be a number of nodes (at least 1) or a percentage such as \"10%\""));
+      }
     }
   }
   if (n.nodeSelector) {

@@ -37,7 +37,8 @@ csiop::webhook::ClusterView benchCluster() {
         return driverName == kTakenDriver ? std::vector<std::string>{kTakenBy}
                                           : std::vector<std::string>{};
       },
-      [](const std::string&) -> const csiop::webhook::Json* { return nullptr; }};
+      [](const std::string&) -> const csiop::webhook::Json* { return nullptr; },
+      [](const std::string&) { return std::string(); }};
 }
 
 int serve(const std::filesystem::path& certDir) {

@@ -199,6 +199,16 @@ TEST(ChartRbac, TheOperatorMayManageEveryKindItRenders) {
   EXPECT_TRUE(covers(held, "csiop.dev", "driverdeployments", "patch", "", "dd"));
   EXPECT_TRUE(covers(held, "csiop.dev", "driverdeployments/status", "update", "", "dd"));
   EXPECT_TRUE(covers(held, "storage.k8s.io", "csinodes", "watch", "", ""));
+  // Read, for the status, deletion protection and the node plugin rollout (caches.cpp).
+  for (const auto* ref : {&r::pods, &r::persistentvolumes, &r::volumeattachments, &r::nodes,
+                          &r::controllerrevisions}) {
+    for (const char* verb : {"list", "watch"}) {
+      EXPECT_TRUE(covers(held, ref->group, ref->resource, verb, "", ""))
+          << verb << " " << ref->resource;
+    }
+  }
+  // Node plugin pods replaced one by one (WhenVolumesUnused).
+  EXPECT_TRUE(covers(held, "", "pods", "delete", "any-namespace", "any-name"));
   EXPECT_TRUE(covers(held, "", "events", "create", "default", ""));
   EXPECT_TRUE(covers(held, "apiextensions.k8s.io", "customresourcedefinitions", "patch", "",
                      "driverdeployments.csiop.dev"));

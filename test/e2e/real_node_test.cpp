@@ -3,7 +3,9 @@
 // running as the chart's pods from an image built from the binary under test, and the driver it
 // deploys serving real volumes: registered by the kubelet in CSINode, a PVC provisioned,
 // attached, mounted into a pod, written, expanded; the driver's pods deleted and upgraded under
-// a mounted volume; everything removed at the end with no mount left on the node.
+// a mounted volume; the driver's deletion refused by the chart's webhook and, with the webhook
+// not seeing it, held by the finalizer while the pod still uses its volume, completing by itself
+// once the workload is gone, with no mount left on the node.
 //
 // Real: kube-apiserver, etcd, kube-controller-manager (PV binder, attach-detach and expand
 // controllers), kube-scheduler, kubelet, containerd, runc, kube-proxy, helm, the operator. Stand-
@@ -15,6 +17,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "harness.hpp"
 #include "operator_process.hpp"
@@ -517,13 +520,223 @@ TEST_F(RealNode, DriverUpgradeRollsTheNodePluginAndTheMountedVolumeStaysReadable
   EXPECT_EQ(read.out, "written-by-the-pod\nafter-restart\n");
 }
 
-TEST_F(RealNode, DeletingEverythingLeavesNoVolumeNoMountAndNoDriver) {
+// The pod of the FUSE-style volume (a PVC of StorageClass csi-hostpath-fuse, whose volumes the
+// driver serves from its own process, as FUSE-based drivers do).
+std::string fusePod() {
+  return R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: fuse-user
+  namespace: )" +
+         kWorkloadNamespace + R"(
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: )" +
+         kBusybox + R"(
+    imagePullPolicy: Never
+    command: [sh, -c, "echo served-by-the-plugin > /data/fuse && exec sleep 3600"]
+    readinessProbe:
+      exec:
+        command: [cat, /data/fuse]
+      periodSeconds: 1
+    volumeMounts:
+    - name: data
+      mountPath: /data
+  volumes:
+  - name: data
+    persistentVolumeClaim:
+      claimName: fuse-data
+)";
+}
+
+std::string nodePluginPod() {
+  const Json pods = podsOf(kDriverNamespace, "app.kubernetes.io/component=node-plugin");
+  for (const auto& p : pods["items"]) {
+    if (!p["metadata"].contains("deletionTimestamp"))
+      return p["metadata"]["name"];
+  }
+  return "";
+}
+
+std::vector<std::string> fuseMountsOnTheNode() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/self/mountinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" - fuse.hostpathplugin ") != std::string::npos)
+      out.push_back(line);
+  }
+  return out;
+}
+
+RunResult inFusePod(const std::string& script) {
+  return kubectl({"exec", "-n", kWorkloadNamespace, "fuse-user", "--", "sh", "-c", script});
+}
+
+TEST_F(RealNode, WhenVolumesUnusedKeepsAFuseVolumeUsableWhileTheDriverImageChanges) {
+  // The mount-safe strategy, and a StorageClass whose volumes the plugin process serves.
+  const auto patch = kubectl(
+      {"patch", "dd", "hostpath", "--type=json", "-p",
+       R"([{"op":"add","path":"/spec/node","value":{"updateStrategy":{"type":"WhenVolumesUnused"}}},
+           {"op":"add","path":"/spec/storageClasses/-","value":{"name":"csi-hostpath-fuse",
+            "parameters":{"mountMode":"fuse"},"volumeBindingMode":"Immediate"}}])"});
+  ASSERT_TRUE(patch.ok()) << patch;
+  ASSERT_TRUE(
+      waitFor("the DaemonSet updates OnDelete and hostpath is Ready", 120s, [](std::string& seen) {
+        seen = kubectl({"get", "ds", "hostpath-node", "-n", kDriverNamespace, "-o",
+                        "jsonpath={.spec.updateStrategy.type}"})
+                   .out;
+        return seen == "OnDelete" && ddReadyAtCurrentGeneration("hostpath", seen);
+      }));
+  const std::string pvc = R"(apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: fuse-data, namespace: )" +
+                          kWorkloadNamespace +
+                          R"(}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: csi-hostpath-fuse
+  resources: {requests: {storage: 1Gi}}
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, pvc + "---\n" + fusePod()).ok());
+  ASSERT_TRUE(waitFor("the pod reads its FUSE volume", 120s, [](std::string& seen) {
+    seen = kubectl({"get", "pod", "fuse-user", "-n", kWorkloadNamespace, "-o",
+                    "jsonpath={.status.conditions}"})
+               .out;
+    return seen.find(R"("type":"Ready")") != std::string::npos &&
+           seen.find(R"("status":"True","type":"Ready")") != std::string::npos;
+  }));
+  ASSERT_EQ(fuseMountsOnTheNode().size(), 1u) << "the volume is a FUSE mount of the plugin";
+
+  // A new driver image: the node plugin is not replaced while the pod uses the volume.
+  const std::string plugin = nodePluginPod();
+  const std::string image = "registry.k8s.io/sig-storage/hostpathplugin:v1.17.0";
+  ASSERT_TRUE(kubectl({"patch", "dd", "hostpath", "--type=merge", "-p",
+                       R"({"spec":{"driver":{"image":")" + image + R"("}}})"})
+                  .ok());
+  EXPECT_TRUE(waitFor("status: the node waits, naming the pod", 60s, [](std::string& seen) {
+    seen = kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status.nodes.waiting}"}).out;
+    return seen.find(R"("node":"127.0.0.1")") != std::string::npos &&
+           seen.find(R"("reason":"VolumesInUse")") != std::string::npos &&
+           seen.find("default/fuse-user") != std::string::npos &&
+           conditionField("hostpath", "Progressing", "reason") == "NodePluginUpdateWaiting";
+  }));
+  std::this_thread::sleep_for(10s);
+  EXPECT_EQ(nodePluginPod(), plugin) << "the node plugin was replaced under a FUSE volume";
+  EXPECT_EQ(conditionField("hostpath", "Ready", "status"), "True") << "the old plugin serves";
+  const auto use = inFusePod("echo still-served >> /data/fuse && cat /data/fuse");
+  ASSERT_TRUE(use.ok()) << use;
+  EXPECT_EQ(use.out, "served-by-the-plugin\nstill-served\n");
+
+  // The pod goes: the plugin is replaced at once, with the new image.
+  ASSERT_TRUE(
+      kubectl({"delete", "pod", "fuse-user", "-n", kWorkloadNamespace, "--wait=true"}).ok());
+  EXPECT_TRUE(
+      waitFor("the node plugin is replaced with the new image", 120s, [&](std::string& seen) {
+        const std::string now = nodePluginPod();
+        seen = now;
+        if (now.empty() || now == plugin)
+          return false;
+        const Json pod = kubectlJson({"get", "pod", now, "-n", kDriverNamespace});
+        return pod["spec"]["containers"][0]["image"] == image;
+      }));
+  EXPECT_TRUE(waitFor(
+      "the rollout completes: updated 1, nothing waits, Ready", 120s, [](std::string& seen) {
+        seen = kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status.nodes}"}).out;
+        return seen.find(R"("updated":1)") != std::string::npos &&
+               seen.find("waiting") == std::string::npos &&
+               ddReadyAtCurrentGeneration("hostpath", seen);
+      }));
+  const auto events = kubectl({"get", "events", "-n", "default", "--field-selector",
+                               "involvedObject.name=hostpath,reason=NodePluginReplaced", "-o",
+                               "jsonpath={.items[*].message}"});
+  EXPECT_NE(events.out.find("on node 127.0.0.1: no pod on the node uses a volume of the driver"),
+            std::string::npos)
+      << events;
+}
+
+TEST_F(RealNode, RestartingTheNodePluginUnderAFuseVolumeBreaksItWhichIsWhatTheStrategyPrevents) {
+  // The failure mode itself: the same volume, the plugin deleted by hand under it.
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, fusePod()).ok());
+  ASSERT_TRUE(waitFor("the pod reads its FUSE volume again", 120s, [](std::string& seen) {
+    const auto r = inFusePod("cat /data/fuse");
+    seen = r.out + r.err;
+    return r.ok();
+  }));
+  const std::string plugin = nodePluginPod();
+  ASSERT_TRUE(kubectl({"delete", "pod", plugin, "-n", kDriverNamespace, "--wait=true"}).ok());
+  EXPECT_TRUE(waitFor("the volume is dead: transport endpoint is not connected", 60s,
+                      [](std::string& seen) {
+                        const auto r = inFusePod("cat /data/fuse");
+                        seen = r.out + r.err;
+                        return !r.ok() && seen.find("not connected") != std::string::npos;
+                      }));
+  // Cleaning up works on the dead mount: the new plugin detaches it.
+  ASSERT_TRUE(
+      kubectl({"delete", "pod", "fuse-user", "-n", kWorkloadNamespace, "--wait=true"}).ok());
+  ASSERT_TRUE(
+      kubectl({"delete", "pvc", "fuse-data", "-n", kWorkloadNamespace, "--wait=true"}).ok());
+  EXPECT_TRUE(waitFor("no FUSE mount is left", 60s, [](std::string& seen) {
+    const auto m = fuseMountsOnTheNode();
+    seen = std::to_string(m.size()) + " FUSE mounts";
+    return m.empty();
+  }));
+}
+
+TEST_F(RealNode, DeletingTheDriverUnderAMountedVolumeIsRefusedByTheChartsWebhook) {
+  const std::string pv =
+      kubectl({"get", "pvc", "data", "-n", kWorkloadNamespace, "-o", "jsonpath={.spec.volumeName}"})
+          .out;
+  ASSERT_FALSE(pv.empty());
+  const auto denied = kubectl({"delete", "dd", "hostpath", "--wait=false"});
+  EXPECT_FALSE(denied.ok()) << denied;
+  EXPECT_NE(denied.err.find("admission webhook \"validate.driverdeployments.csiop.dev\" denied "
+                            "the request: DriverDeployment \"hostpath\" is in use: 1 "
+                            "PersistentVolume (" +
+                            pv + ") and 1 VolumeAttachment (csi-"),
+            std::string::npos)
+      << denied;
+  EXPECT_NE(denied.err.find("use driver hostpath.csi.k8s.io"), std::string::npos) << denied;
+  EXPECT_FALSE(kubectlJson({"get", "dd", "hostpath"})["metadata"].contains("deletionTimestamp"));
+}
+
+TEST_F(RealNode, WithoutTheWebhookTheFinalizerHoldsTheDriverUnderTheMountedVolume) {
+  // A webhook that does not see deletions (down with Ignore, an older chart): the finalizer is
+  // the guard. The chart's configuration is changed to CREATE and UPDATE only.
+  const auto patched = kubectl(
+      {"patch", "validatingwebhookconfiguration", kFullname, "--type=json", "-p",
+       R"([{"op":"replace","path":"/webhooks/0/rules/0/operations","value":["CREATE","UPDATE"]}])"});
+  ASSERT_TRUE(patched.ok()) << patched;
+  ASSERT_TRUE(waitFor("the deletion is admitted", 30s, [](std::string& seen) {
+    const auto r = kubectl({"delete", "dd", "hostpath", "--wait=false"});
+    seen = r.out + r.err;
+    return r.ok();
+  }));
+  EXPECT_TRUE(waitFor("DeletionBlocked=True naming the volume", 60s, [](std::string& seen) {
+    seen = conditionField("hostpath", "DeletionBlocked", "message");
+    return conditionField("hostpath", "DeletionBlocked", "status") == "True" &&
+           seen.find("1 PersistentVolume") != std::string::npos;
+  }));
+  // The driver is not pulled out from under the pod: its pods run and the volume is usable.
+  std::this_thread::sleep_for(5s);
+  const Json pods = podsOf(kDriverNamespace, "app.kubernetes.io/component=node-plugin");
+  std::string seen;
+  EXPECT_TRUE(allContainersReady(pods, seen)) << seen;
+  EXPECT_TRUE(exists({"csidriver", kDriver}));
+  const auto write = execInWorkload("echo while-deleting > /data/third && cat /data/third");
+  ASSERT_TRUE(write.ok()) << write;
+  EXPECT_EQ(write.out, "while-deleting\n");
+}
+
+TEST_F(RealNode, TheDeletionCompletesWhenTheWorkloadIsGoneLeavingNoVolumeNoMountAndNoDriver) {
   const std::string handle = volumeHandle();
   ASSERT_FALSE(handle.empty());
   const auto workload =
       kubectl({"delete", "-f", "-", "--wait=true", "--timeout=120s"}, workloadManifest());
   ASSERT_TRUE(workload.ok()) << workload;
-  // The provisioner deleted the volume (DeleteVolume) and then the PV; the attacher detached.
+  // The driver, still running, deleted the volume (DeleteVolume) and then the PV; the attacher
+  // detached.
   EXPECT_TRUE(waitFor("no PersistentVolume and no VolumeAttachment", 120s, [](std::string& seen) {
     seen = kubectl({"get", "pv,volumeattachments", "-o", "name"}).out;
     return trimmed(seen).empty();
@@ -531,7 +744,12 @@ TEST_F(RealNode, DeletingEverythingLeavesNoVolumeNoMountAndNoDriver) {
   EXPECT_FALSE(std::filesystem::exists(kDataDir + "/" + handle));
   EXPECT_EQ(joined(csiMountsOnTheNode()), "");
 
-  deleteDd("hostpath");
+  // Nothing else to do: the blocked deletion goes on by itself.
+  EXPECT_TRUE(waitFor("the DriverDeployment is gone", 120s, [](std::string& seen) {
+    const auto r = kubectl({"get", "dd", "hostpath"});
+    seen = r.out + r.err;
+    return !r.ok() && seen.find("NotFound") != std::string::npos;
+  }));
   EXPECT_FALSE(exists({"dd", "hostpath"}));
   EXPECT_FALSE(exists({"csidriver", kDriver}));
   EXPECT_FALSE(exists({"daemonset", "-n", kDriverNamespace, "hostpath-node"}));

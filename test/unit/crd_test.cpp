@@ -99,6 +99,7 @@ TEST(Crd, SchemaDefaultsAreTheCodeDefaults) {
   const std::map<std::string, Json> expected = {
       {"spec.controller.kind", defaults::kControllerKind},
       {"spec.deletionPolicy", defaults::kDeletionPolicy},
+      {"spec.paused", Effective{}.paused},
   };
   EXPECT_EQ(defaults, expected);
 }
@@ -121,7 +122,8 @@ TEST(Crd, IsClusterScopedWithStatusAndPrinterColumns) {
   for (const auto& c : version["additionalPrinterColumns"]) {
     columns.push_back(c["name"]);
   }
-  EXPECT_EQ(columns, (std::vector<std::string>{"Driver", "Ready", "Registered", "Desired", "Age"}));
+  EXPECT_EQ(columns, (std::vector<std::string>{"Driver", "Ready", "Registered", "Desired", "Paused",
+                                               "Age"}));
 }
 
 TEST(Crd, EmbeddedCopyIsTheCheckedInFile) {

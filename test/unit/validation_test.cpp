@@ -245,11 +245,24 @@ INSTANTIATE_TEST_SUITE_P(
                 Case{
                     "UpdateStrategyEnum",
                     "spec: {node: {updateStrategy: {type: Rolling}}}",
-                    {R"(spec.node.updateStrategy.type: Unsupported value: "Rolling": supported values: "OnDelete", "RollingUpdate")"}},
+                    {R"(spec.node.updateStrategy.type: Unsupported value: "Rolling": supported values: "OnDelete", "RollingUpdate", "WhenVolumesUnused")"}},
                 Case{
-                    "NodeSelectorKeys",
-                    "spec: {node: {nodeSelector: {'bad key': x}}}",
-                    {R"(spec.node.nodeSelector: Invalid value: "bad key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'))"}},
+                    "WhenVolumesUnusedParametersOnlyWithItsType",
+                    "spec: {node: {updateStrategy: {type: OnDelete, whenVolumesUnused: "
+                    "{maxUnavailable: 2}}}}",
+                    {R"(spec.node.updateStrategy.whenVolumesUnused: Forbidden: may only be set with type WhenVolumesUnused)"}},
+                Case{
+                    "WhenVolumesUnusedMaxUnavailable",
+                    "spec: {node: {updateStrategy: {type: WhenVolumesUnused, whenVolumesUnused: "
+                    "{maxUnavailable: 'ten'}}}}",
+                    {R"(spec.node.updateStrategy.whenVolumesUnused.maxUnavailable: Invalid value: "ten": must be a number of nodes (at least 1) or a percentage such as "10%")"}},
+                Case{
+                    "WhenVolumesUnusedMaxUnavailableZero",
+                    "spec: {node: {updateStrategy: {type: WhenVolumesUnused, whenVolumesUnused: "
+                    "{maxUnavailable: 0}}}}",
+                    {R"(spec.node.updateStrategy.whenVolumesUnused.maxUnavailable: Invalid value: 0: must be a number of nodes (at least 1) or a percentage such as "10%")"}},
+                Case{
+                    "NodeSelectorKeys", "spec: {node: {nodeSelector: {'bad key': x}}}", {R"(spec.node.nodeSelector: Invalid value: "bad key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'))"}},
                 Case{
                     "TolerationOperator",
                     "spec: {node: {tolerations: [{key: a, operator: Maybe}]}}",
@@ -265,7 +278,10 @@ INSTANTIATE_TEST_SUITE_P(
                     "TolerationEffect",
                     "spec: {controller: {tolerations: [{operator: Exists, effect: NoRun}]}}",
                     {R"(spec.controller.tolerations[0].effect: Unsupported value: "NoRun": supported values: "NoExecute", "NoSchedule", "PreferNoSchedule")"}},
-                Case{"PriorityClassName", "spec: {node: {priorityClassName: Critical!}}", {R"(spec.node.priorityClassName: Invalid value: "Critical!": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'))"}},
+                Case{
+                    "PriorityClassName",
+                    "spec: {node: {priorityClassName: Critical!}}",
+                    {R"(spec.node.priorityClassName: Invalid value: "Critical!": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'))"}},
                 Case{
                     "ResourceQuantities",
                     "spec: {node: {resources: {limits: {memory: 1 GB}}}}",

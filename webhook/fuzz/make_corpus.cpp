@@ -143,6 +143,22 @@ int main(int argc, char** argv) {
     dd["metadata"]["annotations"][csiop::webhook::kAdoptAnnotation] = "yes";
     add("deny403-create-adopt-not-true", review(request("CREATE", dd, nullptr, uid())));
   }
+  {
+    // Deleting a driver whose volumes are in use, and the ways that are allowed.
+    Json dd = withDriver(hostpath, "inuse", fuzz::kInUseDriver);
+    add("deny403-delete-volumes-in-use", review(request("DELETE", nullptr, dd, uid())));
+    dd["metadata"]["annotations"] = {{csiop::webhook::kForceDeleteAnnotation, "true"}};
+    add("allow-delete-forced", review(request("DELETE", nullptr, dd, uid())));
+    dd["metadata"]["annotations"][csiop::webhook::kForceDeleteAnnotation] = "yes";
+    add("deny403-delete-force-not-true", review(request("DELETE", nullptr, dd, uid())));
+    add("deny422-create-force-delete-not-a-bool", review(request("CREATE", dd, nullptr, uid())));
+    dd["metadata"].erase("annotations");
+    dd["spec"]["deletionPolicy"] = "Orphan";
+    add("allow-delete-orphan-in-use", review(request("DELETE", nullptr, dd, uid())));
+    dd["spec"]["deletionPolicy"] = "Delete";
+    dd["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
+    add("allow-delete-already-deleting", review(request("DELETE", nullptr, dd, uid())));
+  }
   add("allow-create-managed-csidriver",
       review(request("CREATE", withDriver(hostpath, "managed", fuzz::kManagedDriver), nullptr,
                      uid())));

@@ -4,7 +4,8 @@
 // The cluster: DriverDeployment "existing" uses driver kHeldDriver; CSIDriver
 // kForeignDriver exists without csi-operator's owner label, kManagedDriver with
 // it; DriverDeployment "racing" was admitted with kClaimedDriver moments ago
-// (a reservation). The clock never moves, so nothing expires.
+// (a reservation); volumes of kInUseDriver are in use. The clock never moves,
+// so nothing expires.
 //
 // Each input is reviewed twice on a fresh Fixture; the second answer must equal
 // the first (the API server retries a review, and a reservation made by the
@@ -30,6 +31,7 @@ inline constexpr const char* kForeignDriver = "foreign.csi.example.com";
 inline constexpr const char* kManagedDriver = "managed.csi.example.com";
 inline constexpr const char* kClaimedDriver = "claimed.csi.example.com";
 inline constexpr const char* kClaimedBy = "racing";
+inline constexpr const char* kInUseDriver = "inuse.csi.example.com";
 
 inline const Json& foreignCsiDriver() {
   static const Json driver = {{"apiVersion", "storage.k8s.io/v1"},
@@ -76,6 +78,10 @@ private:
                         return &managedCsiDriver();
                       }
                       return nullptr;
+                    },
+                    [](const std::string& driverName) {
+                      return driverName == kInUseDriver ? std::string("1 PersistentVolume (pv-1)")
+                                                        : std::string();
                     }};
   Reservations reservations_;
 };
@@ -203,7 +209,23 @@ inline std::string checkAnswer(std::string_view input, const ReviewResult& resul
   if (!driverDeployment) {
     return code == 400 ? "" : "a review of another kind was not refused with 400";
   }
-  if (operation == "DELETE" || operation == "CONNECT") {
+  if (operation == "DELETE") {
+    // Denied exactly when it would strand volumes: the driver in use, policy Delete, no
+    // force-delete, not already being deleted.
+    const Json& old = at(request, "oldObject");
+    const Json& spec = at(old, "spec");
+    const bool strands =
+        text(at(spec, "driverName")) == kInUseDriver &&
+        text(at(spec, "deletionPolicy")) != "Orphan" &&
+        text(at(at(at(old, "metadata"), "annotations"), kForceDeleteAnnotation)) != "true" &&
+        at(at(old, "metadata"), "deletionTimestamp").is_null();
+    if (strands == allowed) {
+      return strands ? "a DELETE stranding volumes was allowed"
+                     : "a DELETE stranding nothing was denied";
+    }
+    return {};
+  }
+  if (operation == "CONNECT") {
     return allowed ? "" : operation + " of a DriverDeployment was denied";
   }
   if (operation != "CREATE" && operation != "UPDATE") {

@@ -41,6 +41,45 @@ std::string label(const Json& object, const char* key) {
   return stringField(member(member(object, "metadata"), "labels"), key);
 }
 
+Decision decideDelete(const Json& request, const ClusterView& cluster) {
+  const Json& old = member(request, "oldObject");
+  const Json& spec = member(old, "spec");
+  const std::string driverName = stringField(spec, "driverName");
+  if (!old.is_object() || driverName.empty() ||
+      !member(member(old, "metadata"), "deletionTimestamp").is_null()) {
+    return Decision{}; // nothing to judge, or already being deleted: the finalizer decides
+  }
+  Decision allowed;
+  if (api::isTrue(spec, "paused")) {
+    allowed.warnings.push_back("spec.paused is true: the deletion waits until it is false");
+  }
+  if (stringField(spec, "deletionPolicy", "Delete") == "Orphan" || !cluster.volumesInUse) {
+    return allowed;
+  }
+  const std::string inUse = cluster.volumesInUse(driverName);
+  if (inUse.empty()) {
+    return allowed;
+  }
+  const std::string name = metadataField(old, "name");
+  const std::string force = annotation(old, kForceDeleteAnnotation);
+  if (force == "true") {
+    allowed.warnings.push_back("deleting driver " + driverName + " although " + inUse +
+                               " still use it (" + kForceDeleteAnnotation + "=true)");
+    return allowed;
+  }
+  std::string message = "DriverDeployment \"" + name + "\" is in use: " + inUse + " use driver " +
+                        driverName +
+                        ", and would be stranded without it (nothing could detach, unmount or "
+                        "delete them). Delete them first, set spec.deletionPolicy: Orphan to "
+                        "leave the driver running unmanaged, or annotate " +
+                        kForceDeleteAnnotation + "=true to delete it anyway";
+  if (!force.empty() && force != "false") {
+    message += " (" + std::string(kForceDeleteAnnotation) + " is \"" + force +
+               "\", which is neither \"true\" nor \"false\")";
+  }
+  return deny(403, "Forbidden", message);
+}
+
 } // namespace
 
 Reservations::Reservations(Clock now, std::chrono::seconds ttl) : now_(std::move(now)), ttl_(ttl) {}
@@ -74,7 +113,10 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
                     (group.empty() ? "" : group + "/") + (kindName.empty() ? "?" : kindName));
   }
   const std::string operation = stringField(request, "operation");
-  if (operation == "DELETE" || operation == "CONNECT") {
+  if (operation == "DELETE") {
+    return decideDelete(request, cluster);
+  }
+  if (operation == "CONNECT") {
     return Decision{};
   }
   if (operation != "CREATE" && operation != "UPDATE") {
@@ -99,6 +141,19 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
     return deny(422, "Invalid", message);
   }
   const std::string driverName = loaded.objects.front().spec.driverName;
+  if (const std::string force = annotation(object, kForceDeleteAnnotation);
+      !force.empty() && force != "true" && force != "false") {
+    return deny(422, "Invalid",
+                "DriverDeployment \"" + name + "\" is invalid: metadata.annotations[" +
+                    kForceDeleteAnnotation + "]: Unsupported value: \"" + force +
+                    "\": supported values: \"true\", \"false\"");
+  }
+  if (loaded.objects.front().spec.paused.value_or(false) &&
+      !member(member(object, "metadata"), "deletionTimestamp").is_null()) {
+    allowed.warnings.push_back(
+        "spec.paused is true on a DriverDeployment being deleted: its objects are kept, and the "
+        "deletion waits, until spec.paused is false");
+  }
 
   if (operation == "UPDATE") {
     const std::string before =

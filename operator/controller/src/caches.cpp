@@ -1,15 +1,51 @@
 #include <csiop/controller/caches.hpp>
 
+#include <csiop/controller/node_rollout.hpp>
+#include <csiop/controller/volume_usage.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::controller {
 
 namespace r = kube::resources;
 
+namespace {
+
+// What the node plugin rollout reads of a Node; status (images, conditions, ...) is most of it.
+bool cutDownNode(Json& node) {
+  const Json meta = node.value("metadata", Json::object());
+  Json slim = {{"apiVersion", node.value("apiVersion", Json("v1"))},
+               {"kind", node.value("kind", Json("Node"))},
+               {"metadata",
+                {{"name", meta.value("name", Json(""))},
+                 {"resourceVersion", meta.value("resourceVersion", Json(""))}}}};
+  const Json annotations = meta.value("annotations", Json::object());
+  if (annotations.is_object() && annotations.contains(kAllowNodePluginUpdateAnnotation)) {
+    slim["metadata"]["annotations"] = {
+        {kAllowNodePluginUpdateAnnotation, annotations[kAllowNodePluginUpdateAnnotation]}};
+  }
+  const Json spec = node.value("spec", Json::object());
+  if (spec.is_object() && spec.value("unschedulable", false) == true) {
+    slim["spec"] = {{"unschedulable", true}};
+  }
+  node = std::move(slim);
+  return true;
+}
+
+} // namespace
+
 Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
     : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
       csiNodes(client, r::csinodes), namespaces(client, r::namespaces),
-      pods(client, r::pods, render::kOwnerLabel) {
+      pods(client, r::pods, render::kOwnerLabel), persistentVolumes(client, r::persistentvolumes),
+      volumeAttachments(client, r::volumeattachments), volumeUsers(client, r::pods),
+      nodes(client, r::nodes),
+      controllerRevisions(client, r::controllerrevisions, render::kOwnerLabel) {
+  volumeUsers.setTransform(keepVolumeUser);
+  nodes.setTransform(cutDownNode);
+  controllerRevisions.setTransform([](Json& revision) {
+    revision.erase("data"); // the whole pod template, never read
+    return true;
+  });
   for (const auto* ref :
        {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles, &r::rolebindings,
         &r::daemonsets, &r::deployments, &r::statefulsets, &r::storageclasses}) {
@@ -39,7 +75,9 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
 }
 
 std::vector<Informer*> Caches::all() {
-  std::vector<Informer*> out = {&driverDeployments, &csiDrivers, &csiNodes, &namespaces, &pods};
+  std::vector<Informer*> out = {
+      &driverDeployments, &csiDrivers,        &csiNodes,    &namespaces, &pods,
+      &persistentVolumes, &volumeAttachments, &volumeUsers, &nodes,      &controllerRevisions};
   for (auto& c : children) {
     out.push_back(c.get());
   }

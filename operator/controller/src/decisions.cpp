@@ -114,6 +114,40 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
   return out;
 }
 
+Flag flagAnnotation(const Json& object, const char* annotation) {
+  const Json annotations =
+      object.value("metadata", Json::object()).value("annotations", Json::object());
+  if (!annotations.is_object() || !annotations.contains(annotation)) {
+    return Flag::No;
+  }
+  const Json& value = annotations[annotation];
+  if (value == "true") {
+    return Flag::Yes;
+  }
+  return value == "false" ? Flag::No : Flag::Invalid;
+}
+
+std::string invalidFlagMessage(const Json& object, const char* annotation,
+                               const std::string& what) {
+  const Json annotations =
+      object.value("metadata", Json::object()).value("annotations", Json::object());
+  const Json value = annotations.is_object() ? annotations.value(annotation, Json()) : Json();
+  return "annotation " + std::string(annotation) + " on " + what + " is " +
+         (value.is_string() ? "\"" + value.get<std::string>() + "\"" : value.dump()) +
+         ", not \"true\" or \"false\"";
+}
+
+api::UnmanagedObject unmanagedEntry(const Json& child) {
+  const ObjectKey k = keyOf(child);
+  api::UnmanagedObject u;
+  u.kind = k.kind;
+  if (!k.namespace_.empty()) {
+    u.namespace_ = k.namespace_;
+  }
+  u.name = k.name;
+  return u;
+}
+
 int applyWave(const std::string& kind) {
   if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
     return 1;

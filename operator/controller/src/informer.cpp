@@ -80,6 +80,9 @@ void Informer::replaceAll(std::vector<Json> items) {
     item["apiVersion"] = ref_.apiVersion();
     item["kind"] = ref_.kind;
     trim(item);
+    if (transform_ && !transform_(item)) {
+      continue;
+    }
     fresh.emplace(keyOf(item), std::move(item));
   }
   std::map<std::string, Json> old = std::move(store_);
@@ -111,7 +114,8 @@ void Informer::applyEvent(const kube::WatchEvent& event) {
   trim(object);
   const std::string key = keyOf(object);
   const auto it = store_.find(key);
-  if (event.type == T::Deleted) {
+  const bool kept = !transform_ || transform_(object);
+  if (event.type == T::Deleted || !kept) {
     if (it != store_.end()) {
       const Json old = std::move(it->second);
       store_.erase(it);

@@ -18,6 +18,7 @@
 #include <csiop/controller/events.hpp>
 #include <csiop/controller/leader.hpp>
 #include <csiop/controller/reconciler.hpp>
+#include <csiop/controller/volume_usage.hpp>
 #include <csiop/crds.hpp>
 #include <csiop/runtime/http_server.hpp>
 #include <csiop/runtime/metrics.hpp>
@@ -123,7 +124,11 @@ webhook::ClusterView clusterView(Caches& caches) {
         }
         return names;
       },
-      [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); }};
+      [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); },
+      [&caches](const std::string& driverName) {
+        return describe(volumeUsage(driverName, caches.persistentVolumes.list(),
+                                    caches.volumeAttachments.list(), caches.volumeUsers.list()));
+      }};
 }
 
 std::string podNamespace() {

@@ -13,8 +13,10 @@
 #include <csiop/controller/compare.hpp>
 #include <csiop/controller/concurrently.hpp>
 #include <csiop/controller/decisions.hpp>
+#include <csiop/controller/node_rollout.hpp>
 #include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/status.hpp>
+#include <csiop/controller/volume_usage.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::controller {
@@ -61,6 +63,11 @@ kube::DeleteOptions deleteOnly(const std::string& uid, bool background = false) 
     o.propagationPolicy = kube::Propagation::Background;
   }
   return o;
+}
+
+bool conditionTrue(const std::optional<api::DriverDeploymentStatus>& status, const char* type) {
+  const auto* c = status && status->conditions ? findCondition(*status->conditions, type) : nullptr;
+  return c != nullptr && c->status == "True";
 }
 
 bool hasFinalizer(const Json& dd) {
@@ -120,17 +127,36 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   if (const std::string owner = ownerLabel(object); !owner.empty() && kind != "CSIDriver") {
     return {owner};
   }
-  // A CSIDriver (ours or foreign) or a CSINode concerns the DriverDeployments of its driver(s).
+  // A CSIDriver (ours or foreign) or a CSINode concerns the DriverDeployments of its driver(s);
+  // a volume of a driver, only those being deleted (their deletion may wait for it).
   std::set<std::string> drivers;
-  if (kind == "CSIDriver") {
+  bool deletingOnly = false;
+  std::vector<std::string> out;
+  // A Node, or a pod with volumes, concerns the node plugin rollouts waiting on that node.
+  if (kind == "Node" || kind == "Pod") {
+    const std::string node = kind == "Node"
+                                 ? metadataField(object, "name")
+                                 : stringField(object.value("spec", Json::object()), "nodeName");
+    for (const auto& [dd, nodes] : waitingNodes_) {
+      if (nodes.contains(node)) {
+        out.push_back(dd);
+      }
+    }
+  }
+  if (const auto used = driversUsedBy(object); !used.empty()) {
+    drivers.insert(used.begin(), used.end());
+    deletingOnly = true;
+  } else if (kind == "CSIDriver") {
     drivers.insert(metadataField(object, "name"));
   } else if (kind == "CSINode") {
     for (const auto& d : object.value("spec", Json::object()).value("drivers", Json::array())) {
       drivers.insert(stringField(d, "name"));
     }
   }
-  std::vector<std::string> out;
   for (const Json* dd : caches_.driverDeployments.list()) {
+    if (deletingOnly && !(*dd)["metadata"].contains("deletionTimestamp")) {
+      continue;
+    }
     if (drivers.contains(stringField((*dd).value("spec", Json::object()), "driverName"))) {
       out.push_back(metadataField(*dd, "name"));
     }
@@ -255,15 +281,36 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   }
   Json dd = *cached; // the cache may change while this coroutine waits
   const std::string uid = metadataField(dd, "uid");
-  if (dd["metadata"].contains("deletionTimestamp")) {
-    co_return co_await finalize(dd);
-  }
-
-  api::Loaded loaded = api::loadDriverDeployment(dd, api::UnknownFields::Ignore);
   const api::Decoded decoded = api::decode(dd);
   const auto& previous = decoded.object.status;
   Observed o;
   o.generation = decoded.object.generation();
+  o.deleting = dd["metadata"].contains("deletionTimestamp");
+  o.paused = api::isTrue(dd.value("spec", Json::object()), "paused");
+  if (o.deleting && !hasFinalizer(dd)) {
+    co_return ReconcileResult{};
+  }
+  if (o.paused) {
+    co_return co_await reconcilePaused(dd, o, previous);
+  }
+  if (conditionTrue(previous, condition::kPaused)) {
+    co_await events_.record(dd, false, "Resumed",
+                            "spec.paused is false: managing the driver again");
+  }
+  if (o.deleting) {
+    o.deletionBlocked = co_await deletionBlocker(dd, o);
+    if (!o.deletionBlocked) {
+      co_return co_await finalize(dd);
+    }
+    // The driver keeps being managed (its volumes need it) until they are gone.
+    if (!conditionTrue(previous, condition::kDeletionBlocked)) {
+      co_await events_.record(dd, true, "DeletionBlocked",
+                              "the deletion waits until no volume of the driver is in use: " +
+                                  *o.deletionBlocked);
+    }
+  }
+
+  api::Loaded loaded = api::loadDriverDeployment(dd, api::UnknownFields::Ignore);
   if (!loaded.ok()) {
     // Validation the schema could not express; the webhook normally stops it earlier.
     api::DriverDeploymentStatus s = previous.value_or(api::DriverDeploymentStatus{});
@@ -279,12 +326,15 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
                        message};
       setCondition(conditions, std::move(c));
     }
+    setLifecycleConditions(o, conditions, now_());
     s.conditions = std::move(conditions);
     co_await writeStatus(dd, s);
     co_return ReconcileResult{};
   }
   const api::DriverDeployment& object = loaded.objects.front();
-  co_await ensureFinalizer(dd);
+  if (!o.deleting) { // a finalizer cannot be added once the deletion has begun
+    co_await ensureFinalizer(dd);
+  }
 
   const std::vector<Json> objects = render::render(object, {.csiDriverV1 = csiDriverV1()});
   const auto driverIt = std::find_if(objects.begin(), objects.end(),
@@ -296,8 +346,12 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   const Json* liveDriver = caches_.csiDrivers.get("", object.spec.driverName);
   const bool adopt = stringField(dd["metadata"].value("annotations", Json::object()),
                                  render::kAdoptAnnotation) == "true";
-  const CSIDriverDecision decision = decideCSIDriver(liveDriver, desiredDriver, uid, adopt);
+  CSIDriverDecision decision = decideCSIDriver(liveDriver, desiredDriver, uid, adopt);
   using A = CSIDriverDecision::Action;
+  if (liveDriver != nullptr && ownedBy(*liveDriver, uid) && !managed(*liveDriver)) {
+    noteUnmanaged(*liveDriver, o);
+    decision.action = A::Keep;
+  }
   std::optional<ReconcileResult> early;
   try {
     switch (decision.action) {
@@ -375,6 +429,10 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   for (const auto& [wave, members] : waves) {
     std::vector<asio::awaitable<std::string>> applies;
     for (const Json* desired : members) {
+      if (const Json* l = live(*desired); l != nullptr && ownedBy(*l, uid) && !managed(*l)) {
+        noteUnmanaged(*l, o);
+        continue;
+      }
       applies.push_back(applyChild(*desired, uid));
     }
     std::vector<std::string> errors = co_await allOf(std::move(applies));
@@ -388,6 +446,10 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   // 3. Prune what the spec no longer wants.
   for (const Json& gone : toPrune(ownedChildren(object.name(), uid), objects, uid)) {
     const ObjectKey k = keyOf(gone);
+    if (!managed(gone)) {
+      noteUnmanaged(gone, o);
+      continue;
+    }
     try {
       const std::string goneUid = metadataField(gone, "uid");
       const kube::DeleteOptions options = deleteOnly(goneUid, true);
@@ -401,7 +463,99 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     }
   }
 
-  // 4. Status.
+  // 4. The node plugin's own rollout (WhenVolumesUnused), then the status.
+  co_await rollNodePlugins(object, dd, o);
+  observeWorkloads(object, o);
+  bool statusConflict = false;
+  try {
+    co_await writeStatus(dd, computeStatus(o, previous, now_()));
+  } catch (const kube::ApiError& err) {
+    if (!err.isConflict() && !err.isNotFound()) {
+      throw;
+    }
+    statusConflict = true; // the object changed meanwhile: its event queues us again
+  }
+  if (statusConflict) {
+    co_return ReconcileResult{
+        ReconcileResult::Outcome::Requeue, std::chrono::milliseconds(200), {}};
+  }
+  if (!o.applyErrors.empty()) {
+    co_return ReconcileResult{ReconcileResult::Outcome::Error, {}, o.applyErrors.front()};
+  }
+  co_return ReconcileResult{};
+}
+
+asio::awaitable<void> Reconciler::rollNodePlugins(const api::DriverDeployment& object,
+                                                  const Json& dd, Observed& o) {
+  const api::Effective e = api::resolve(object);
+  const Json& strategy = e.node.updateStrategy;
+  const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node");
+  const std::string uid = metadataField(dd, "uid");
+  if (!strategy.is_object() || strategy.value("type", Json()) != "WhenVolumesUnused" ||
+      ds == nullptr || !ownedBy(*ds, uid) || !managed(*ds)) {
+    waitingNodes_.erase(e.name);
+    co_return;
+  }
+  const std::string dsUid = metadataField(*ds, "uid");
+  NodeRolloutInput in;
+  std::vector<const Json*> revisions;
+  for (const Json* r : caches_.controllerRevisions.list()) {
+    if (metadataField(*r, "namespace") == e.namespace_) {
+      revisions.push_back(r);
+    }
+  }
+  in.currentHash = currentRevisionHash(revisions, dsUid);
+  for (const Json* pod : caches_.pods.list()) {
+    if (metadataField(*pod, "namespace") == e.namespace_ && ownedBy(*pod, dsUid)) {
+      in.pluginPods.push_back(pod);
+    }
+  }
+  for (const Json* node : caches_.nodes.list()) {
+    in.nodes[metadataField(*node, "name")] = node;
+  }
+  in.users =
+      volumeUsersByNode(e.driverName, caches_.persistentVolumes.list(), caches_.volumeUsers.list());
+  const Json dsStatus = ds->value("status", Json::object());
+  const Json params = strategy.value("whenVolumesUnused", Json::object());
+  in.maxUnavailable =
+      resolveMaxUnavailable(params.is_object() ? params.value("maxUnavailable", Json()) : Json(),
+                            dsStatus.value("desiredNumberScheduled", 0));
+  in.unavailable = dsStatus.value("numberUnavailable", 0);
+  const NodeRolloutPlan plan = planNodeRollout(in);
+
+  for (const Replacement& r : plan.replace) {
+    try {
+      const kube::DeleteOptions options = deleteOnly(r.uid);
+      co_await client_.remove(kube::resources::pods, e.namespace_, r.pod, options);
+      co_await events_.record(dd, false, "NodePluginReplaced",
+                              "replaced node plugin pod " + r.pod + " on node " + r.node + ": " +
+                                  r.why);
+    } catch (const kube::ApiError& err) {
+      if (!err.isNotFound() && !err.isConflict()) {
+        o.applyErrors.push_back("replacing node plugin pod " + r.pod + ": " + err.what());
+      }
+    }
+  }
+  std::set<std::string>& waiting = waitingNodes_[e.name];
+  waiting.clear();
+  Observed::NodeUpdate update{plan.updated, plan.outdated, {}};
+  for (const NodeWait& w : plan.waiting) {
+    waiting.insert(w.node);
+    update.waiting.push_back(api::NodeWaiting{w.node, w.reason, w.message});
+  }
+  o.nodeUpdate = std::move(update);
+}
+
+void Reconciler::noteUnmanaged(const Json& child, Observed& o) {
+  o.unmanaged.push_back(unmanagedEntry(child));
+  if (flagAnnotation(child, render::kUnmanagedAnnotation) == Flag::Invalid) {
+    o.annotationProblems.push_back(
+        invalidFlagMessage(child, render::kUnmanagedAnnotation, keyOf(child).str()) +
+        "; left unmanaged until it is corrected");
+  }
+}
+
+void Reconciler::observeWorkloads(const api::DriverDeployment& object, Observed& o) {
   const api::Effective e = api::resolve(object);
   if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
     o.nodes = workload(*ds, true);
@@ -427,51 +581,115 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       }
     }
   }
+}
+
+VolumeUsage Reconciler::volumesOf(const std::string& driverName) {
+  return volumeUsage(driverName, caches_.persistentVolumes.list(), caches_.volumeAttachments.list(),
+                     caches_.volumeUsers.list());
+}
+
+asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(const Json& dd,
+                                                                        Observed& o) {
+  const Json spec = dd.value("spec", Json::object());
+  if (stringField(spec, "deletionPolicy", "Delete") == "Orphan") {
+    co_return std::nullopt; // the driver stays: nothing is stranded
+  }
+  const Flag force = flagAnnotation(dd, render::kForceDeleteAnnotation);
+  const VolumeUsage usage = volumesOf(stringField(spec, "driverName"));
+  if (usage.empty()) {
+    co_return std::nullopt;
+  }
+  if (force == Flag::Yes) {
+    const std::string uid = metadataField(dd, "uid");
+    if (forcedDeletions_.insert(uid).second) {
+      co_await events_.record(dd, true, "DeletionForced",
+                              std::string(render::kForceDeleteAnnotation) +
+                                  "=true: deleting the driver although " + describe(usage) +
+                                  " still use it");
+    }
+    co_return std::nullopt;
+  }
+  if (force == Flag::Invalid) {
+    o.annotationProblems.push_back(
+        invalidFlagMessage(dd, render::kForceDeleteAnnotation, "the DriverDeployment") +
+        "; the deletion stays blocked");
+  }
+  co_return describe(usage);
+}
+
+asio::awaitable<ReconcileResult>
+Reconciler::reconcilePaused(const Json& dd, Observed& o,
+                            const std::optional<api::DriverDeploymentStatus>& previous) {
+  if (!conditionTrue(previous, condition::kPaused)) {
+    co_await events_.record(dd, false, "Paused",
+                            o.deleting ? "spec.paused is true: the deletion waits until it is false"
+                                       : "spec.paused is true: nothing is applied, pruned or "
+                                         "deleted until it is false");
+  }
+  // The status stays what was last observed, with the pause said (and observed).
+  api::DriverDeploymentStatus s = previous.value_or(api::DriverDeploymentStatus{});
+  s.observedGeneration = o.generation;
+  std::vector<api::Condition> conditions = s.conditions.value_or(std::vector<api::Condition>{});
+  setLifecycleConditions(o, conditions, now_());
+  s.conditions = std::move(conditions);
   bool statusConflict = false;
   try {
-    co_await writeStatus(dd, computeStatus(o, previous, now_()));
-  } catch (const kube::ApiError& err) {
-    if (!err.isConflict() && !err.isNotFound()) {
+    co_await writeStatus(dd, s);
+  } catch (const kube::ApiError& e) {
+    if (!e.isConflict() && !e.isNotFound()) {
       throw;
     }
-    statusConflict = true; // the object changed meanwhile: its event queues us again
+    statusConflict = true; // changed meanwhile: its event queues it again
   }
   if (statusConflict) {
     co_return ReconcileResult{
         ReconcileResult::Outcome::Requeue, std::chrono::milliseconds(200), {}};
   }
-  if (!o.applyErrors.empty()) {
-    co_return ReconcileResult{ReconcileResult::Outcome::Error, {}, o.applyErrors.front()};
-  }
   co_return ReconcileResult{};
 }
 
-asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
-  if (!hasFinalizer(dd)) {
-    co_return ReconcileResult{};
+asio::awaitable<void> Reconciler::orphan(const Json& child) {
+  const ObjectKey k = keyOf(child);
+  // No owner reference (so the garbage collector keeps it), no owner marks.
+  Json patch = {{"metadata",
+                 {{"ownerReferences", nullptr},
+                  {"labels", {{render::kOwnerLabel, nullptr}}},
+                  {"annotations", {{render::kOwnerUidAnnotation, nullptr}}}}}};
+  try {
+    co_await client_.patch(*caches_.resourceOf(k.kind), k.namespace_, k.name,
+                           kube::PatchType::Merge, std::move(patch));
+  } catch (const kube::ApiError& e) {
+    if (!e.isNotFound()) {
+      throw;
+    }
   }
+}
+
+asio::awaitable<ReconcileResult> Reconciler::finalize(const Json& dd) {
   const std::string name = metadataField(dd, "name");
   const std::string uid = metadataField(dd, "uid");
   const std::string policy =
       stringField(dd.value("spec", Json::object()), "deletionPolicy", "Delete");
   std::vector<Json> children = ownedChildren(name, uid);
   sortForDeletion(children);
+  // Children marked unmanaged are left as they are, whatever the policy: orphaned.
+  std::vector<Json> handsOff;
+  std::erase_if(children, [&](const Json& c) {
+    if (managed(c)) {
+      return false;
+    }
+    handsOff.push_back(c);
+    return true;
+  });
+  for (const Json& c : handsOff) {
+    co_await orphan(c);
+    co_await events_.record(dd, false, "Orphaned",
+                            keyOf(c).str() + " carries " + render::kUnmanagedAnnotation +
+                                ": left in place, no longer owned");
+  }
   if (policy == "Orphan") {
     for (const Json& c : children) {
-      const ObjectKey k = keyOf(c);
-      // No owner reference (so the garbage collector keeps it), no owner marks.
-      Json patch = {{"metadata",
-                     {{"ownerReferences", nullptr},
-                      {"labels", {{render::kOwnerLabel, nullptr}}},
-                      {"annotations", {{render::kOwnerUidAnnotation, nullptr}}}}}};
-      try {
-        co_await client_.patch(*caches_.resourceOf(k.kind), k.namespace_, k.name,
-                               kube::PatchType::Merge, std::move(patch));
-      } catch (const kube::ApiError& e) {
-        if (!e.isNotFound()) {
-          throw;
-        }
-      }
+      co_await orphan(c);
     }
   } else {
     // Everything else first, the CSIDriver once nothing else is left.

@@ -7,6 +7,8 @@
 namespace csiop::controller {
 namespace {
 
+constexpr std::size_t kMaxWaitingNodes = 20; // status.nodes.waiting's maxItems
+
 api::Condition make(const char* type, bool status, std::string reason, std::string message,
                     std::int64_t generation) {
   api::Condition c;
@@ -20,6 +22,30 @@ api::Condition make(const char* type, bool status, std::string reason, std::stri
 
 std::string counts(std::int32_t have, std::int32_t want, const char* what) {
   return std::to_string(have) + "/" + std::to_string(want) + " " + what;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) {
+    out += (out.empty() ? "" : "; ") + l;
+  }
+  return out;
+}
+
+std::string nodeUpdateMessage(const Observed::NodeUpdate& u, std::int32_t desired) {
+  std::string message = "node plugin updated on " + counts(u.updated, desired, "nodes");
+  if (u.waiting.empty()) {
+    return message;
+  }
+  message += "; waiting: ";
+  for (std::size_t i = 0; i < u.waiting.size() && i < 3; ++i) {
+    const auto& w = u.waiting[i];
+    message += (i == 0 ? "" : "; ") + w.node + " (" + w.reason + ": " + w.message + ")";
+  }
+  if (u.waiting.size() > 3) {
+    message += "; and " + std::to_string(u.waiting.size() - 3) + " more";
+  }
+  return message;
 }
 
 bool rolledOut(const Observed::Workload& w) {
@@ -77,21 +103,30 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
            "this DriverDeployment owns the driver name", g));
 
   if (o.nodes) {
-    s.nodes = api::NodesStatus{o.nodes->desired, o.nodes->ready, o.registered};
+    s.nodes = api::NodesStatus{o.nodes->desired, o.nodes->ready, o.registered, {}, {}};
   } else {
-    s.nodes = api::NodesStatus{0, 0, o.registered};
+    s.nodes = api::NodesStatus{0, 0, o.registered, {}, {}};
+  }
+  if (o.nodeUpdate) {
+    s.nodes->updated = o.nodeUpdate->updated;
+    if (!o.nodeUpdate->waiting.empty()) {
+      const auto n = std::min<std::size_t>(o.nodeUpdate->waiting.size(), kMaxWaitingNodes);
+      s.nodes->waiting = std::vector<api::NodeWaiting>(o.nodeUpdate->waiting.begin(),
+                                                       o.nodeUpdate->waiting.begin() + n);
+    }
   }
   if (o.hasController) {
     const auto w = o.controller.value_or(Observed::Workload{});
     s.controller = api::ControllerStatus{w.desired, w.ready};
   }
 
+  if (!o.unmanaged.empty()) {
+    s.unmanaged = o.unmanaged;
+  }
   if (!o.applyErrors.empty()) {
-    std::string message;
-    for (const auto& e : o.applyErrors) {
-      message += (message.empty() ? "" : "; ") + e;
-    }
-    set(make(condition::kDegraded, true, "ApplyFailed", message, g));
+    set(make(condition::kDegraded, true, "ApplyFailed", joined(o.applyErrors), g));
+  } else if (!o.annotationProblems.empty()) {
+    set(make(condition::kDegraded, true, "InvalidAnnotation", joined(o.annotationProblems), g));
   } else if (!o.podProblems.empty()) {
     set(make(condition::kDegraded, true, "PodsFailing", summarizeProblems(o.podProblems), g));
   } else {
@@ -103,7 +138,12 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
   if (!o.applyErrors.empty()) {
     pending.emplace_back("ApplyFailed", "not every object could be applied");
   }
-  if (!o.nodes || !rolledOut(*o.nodes)) {
+  // With WhenVolumesUnused an out-of-date plugin that serves its node is not "rolling out":
+  // it waits, on purpose, and the driver is ready meanwhile (Progressing says why).
+  const bool nodesDone =
+      o.nodes && (o.nodeUpdate ? o.nodes->observedCurrent && o.nodes->ready == o.nodes->desired
+                               : rolledOut(*o.nodes));
+  if (!nodesDone) {
     const auto n = o.nodes.value_or(Observed::Workload{});
     pending.emplace_back("NodePluginRollingOut", "node plugin " +
                                                      counts(n.ready, n.desired, "ready") + ", " +
@@ -123,8 +163,13 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
   const bool rollingOut = std::any_of(pending.begin(), pending.end(), [](const auto& p) {
     return p.first != "ApplyFailed" && p.first != "RegistrationPending";
   });
-  set(make(condition::kProgressing, rollingOut, rollingOut ? "RollingOut" : "Complete",
-           rollingOut ? "waiting for the rollout" : "the rollout is complete", g));
+  if (!rollingOut && o.nodeUpdate && o.nodeUpdate->outdated > 0) {
+    set(make(condition::kProgressing, true, "NodePluginUpdateWaiting",
+             nodeUpdateMessage(*o.nodeUpdate, o.nodes ? o.nodes->desired : 0), g));
+  } else {
+    set(make(condition::kProgressing, rollingOut, rollingOut ? "RollingOut" : "Complete",
+             rollingOut ? "waiting for the rollout" : "the rollout is complete", g));
+  }
 
   if (pending.empty()) {
     set(make(condition::kReady, true, "Ready",
@@ -146,8 +191,36 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
     set(make(condition::kCSIDriverRecreated, true, "ImmutableFieldChanged", *o.csiDriverRecreated,
              g));
   }
+  setLifecycleConditions(o, conditions, now);
   s.conditions = std::move(conditions);
   return s;
+}
+
+void setLifecycleConditions(const Observed& o, std::vector<api::Condition>& conditions,
+                            const std::string& now) {
+  const std::int64_t g = o.generation;
+  const auto set = [&](api::Condition c) {
+    c.lastTransitionTime = now;
+    setCondition(conditions, std::move(c));
+  };
+  if (o.paused && o.deleting) {
+    set(make(condition::kPaused, true, "DeletionPaused",
+             "spec.paused is true: the DriverDeployment is being deleted, and its objects are kept "
+             "until spec.paused is false",
+             g));
+  } else if (o.paused) {
+    set(make(condition::kPaused, true, "Paused",
+             "spec.paused is true: nothing is applied, pruned or deleted until it is false", g));
+  } else if (findCondition(conditions, condition::kPaused) != nullptr) {
+    set(make(condition::kPaused, false, "Resumed", "the operator manages the driver", g));
+  }
+  if (o.deletionBlocked) {
+    set(make(condition::kDeletionBlocked, true, "VolumesInUse",
+             "the deletion waits: " + *o.deletionBlocked +
+                 " still use the driver; it completes by itself when they are gone (or annotate "
+                 "csiop.dev/force-delete=true to delete anyway)",
+             g));
+  }
 }
 
 } // namespace csiop::controller

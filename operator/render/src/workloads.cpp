@@ -85,7 +85,11 @@ Json renderNodeDaemonSet(const Effective& e) {
   Json ds = object(e, "apps/v1", "DaemonSet", nodeName(e), e.namespace_, component::kNode);
   Json dsSpec = Json::object();
   dsSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kNode)}};
-  if (!n.updateStrategy.is_null()) {
+  if (n.updateStrategy.is_object() &&
+      n.updateStrategy.value("type", Json()) == "WhenVolumesUnused") {
+    // The operator replaces the pods itself, node by node, where no volume is in use.
+    dsSpec["updateStrategy"] = Json{{"type", "OnDelete"}};
+  } else if (!n.updateStrategy.is_null()) {
     dsSpec["updateStrategy"] = n.updateStrategy;
   }
   dsSpec["template"] = podTemplate(e, component::kNode, std::move(spec), n.podTemplatePatch);

@@ -165,5 +165,34 @@ TEST(ApplyWave, RolesBeforeBindingsBeforeWorkloads) {
   EXPECT_EQ(applyWave("DaemonSet"), applyWave("StatefulSet")) << "workloads go together";
 }
 
+TEST(Decisions, AFlagAnnotationIsTrueFalseOrInvalid) {
+  const auto with = [](const Json& value) {
+    return Json{{"kind", "DaemonSet"},
+                {"metadata",
+                 {{"name", "x-node"},
+                  {"namespace", "csi-x"},
+                  {"annotations", {{"csiop.dev/unmanaged", value}}}}}};
+  };
+  EXPECT_EQ(flagAnnotation(Json{{"metadata", {{"name", "a"}}}}, "csiop.dev/unmanaged"), Flag::No);
+  EXPECT_EQ(flagAnnotation(with("false"), "csiop.dev/unmanaged"), Flag::No);
+  EXPECT_EQ(flagAnnotation(with("true"), "csiop.dev/unmanaged"), Flag::Yes);
+  EXPECT_EQ(flagAnnotation(with("yes"), "csiop.dev/unmanaged"), Flag::Invalid);
+  EXPECT_EQ(flagAnnotation(with("True"), "csiop.dev/unmanaged"), Flag::Invalid);
+  EXPECT_EQ(flagAnnotation(with(""), "csiop.dev/unmanaged"), Flag::Invalid);
+  EXPECT_EQ(flagAnnotation(with("true"), "csiop.dev/other"), Flag::No);
+  EXPECT_TRUE(managed(with("false")));
+  EXPECT_FALSE(managed(with("true")));
+  EXPECT_FALSE(managed(with("yes"))); // unknown: hands off, nothing is overwritten
+  EXPECT_EQ(invalidFlagMessage(with("yes"), "csiop.dev/unmanaged", "DaemonSet csi-x/x-node"),
+            "annotation csiop.dev/unmanaged on DaemonSet csi-x/x-node is \"yes\", not \"true\" "
+            "or \"false\"");
+  const api::UnmanagedObject u = unmanagedEntry(with("true"));
+  EXPECT_EQ(u.kind, "DaemonSet");
+  EXPECT_EQ(u.namespace_, "csi-x");
+  EXPECT_EQ(u.name, "x-node");
+  EXPECT_FALSE(unmanagedEntry(Json{{"kind", "CSIDriver"}, {"metadata", {{"name", "d"}}}})
+                   .namespace_.has_value());
+}
+
 } // namespace
 } // namespace csiop::controller

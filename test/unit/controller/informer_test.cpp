@@ -251,6 +251,38 @@ TEST_F(InformerTest, WatchEventsReachTheCacheAndEveryHandler) {
   EXPECT_EQ(informer_->relists(), 1u);
 }
 
+TEST_F(InformerTest, ATransformCutsObjectsDownAndKeepsOthersOutOfTheCache) {
+  serve(
+      [](std::size_t, const Request&) {
+        return listReply({configMap("a", "1"), configMap("b", "2", "drop")}, "10");
+      },
+      [](std::size_t, const Request&) {
+        return openWatch({event("ADDED", configMap("c", "11", "drop")),
+                          event("MODIFIED", configMap("a", "12", "changed")),
+                          event("ADDED", configMap("d", "13")),
+                          // an update the transform refuses: it leaves the cache as a deletion
+                          event("MODIFIED", configMap("d", "14", "drop")),
+                          event("ADDED", configMap("e", "15"))});
+      });
+  informer_->setTransform([](Json& object) {
+    if (object["data"]["k"] == "drop") {
+      return false;
+    }
+    object["data"] = {{"cut", true}};
+    return true;
+  });
+  start();
+  ASSERT_TRUE(runUntil([&] { return seen_.size() == 5; }));
+  EXPECT_EQ(seen_, (std::vector<std::string>{"add a@1", "update a@1>a@12", "add d@13",
+                                             "delete d@13", "add e@15"}));
+  ASSERT_NE(informer_->get("ns", "a"), nullptr);
+  EXPECT_EQ((*informer_->get("ns", "a"))["data"], (Json{{"cut", true}}));
+  for (const char* gone : {"b", "c", "d"}) {
+    EXPECT_EQ(informer_->get("ns", gone), nullptr) << gone;
+  }
+  EXPECT_EQ(informer_->size(), 2u);
+}
+
 TEST_F(InformerTest, AClosedWatchResumesFromTheLastVersionABookmarkIncluded) {
   serve([](std::size_t, const Request&) { return listReply({configMap("a", "1")}, "10"); },
         [](std::size_t n, const Request&) {

@@ -108,5 +108,116 @@ TEST(Status, RecordsCSIDriverRecreation) {
   EXPECT_EQ(cond(s, "CSIDriverRecreated").reason, "ImmutableFieldChanged");
 }
 
+TEST(Status, PausedIsSaidAndResumingTurnsItFalse) {
+  auto o = rolledOut();
+  o.paused = true;
+  std::vector<api::Condition> conditions;
+  setLifecycleConditions(o, conditions, "T1");
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0].type, "Paused");
+  EXPECT_EQ(conditions[0].status, "True");
+  EXPECT_EQ(conditions[0].reason, "Paused");
+  EXPECT_EQ(conditions[0].message,
+            "spec.paused is true: nothing is applied, pruned or deleted until it is false");
+  o.deleting = true;
+  setLifecycleConditions(o, conditions, "T2");
+  EXPECT_EQ(conditions[0].reason, "DeletionPaused");
+  EXPECT_EQ(conditions[0].lastTransitionTime, "T1"); // still True
+  EXPECT_NE(conditions[0].message.find("its objects are kept until spec.paused is false"),
+            std::string::npos);
+
+  api::DriverDeploymentStatus previous;
+  previous.conditions = conditions;
+  const auto s = computeStatus(rolledOut(), previous, "T3");
+  EXPECT_EQ(cond(s, "Paused").status, "False");
+  EXPECT_EQ(cond(s, "Paused").reason, "Resumed");
+  EXPECT_EQ(cond(s, "Paused").lastTransitionTime, "T3");
+  EXPECT_EQ(cond(s, "Ready").status, "True");
+}
+
+TEST(Status, NeverPausedHasNoPausedCondition) {
+  const auto s = computeStatus(rolledOut(), std::nullopt, "T1");
+  EXPECT_EQ(findCondition(*s.conditions, "Paused"), nullptr);
+  EXPECT_EQ(findCondition(*s.conditions, "DeletionBlocked"), nullptr);
+  EXPECT_FALSE(s.unmanaged.has_value());
+}
+
+TEST(Status, ABlockedDeletionSaysWhatWaitsAndHowItEnds) {
+  auto o = rolledOut();
+  o.deleting = true;
+  o.deletionBlocked = "1 PersistentVolume (pv-a)";
+  const auto s = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(cond(s, "DeletionBlocked").status, "True");
+  EXPECT_EQ(cond(s, "DeletionBlocked").reason, "VolumesInUse");
+  EXPECT_EQ(cond(s, "DeletionBlocked").message,
+            "the deletion waits: 1 PersistentVolume (pv-a) still use the driver; it completes by "
+            "itself when they are gone (or annotate csiop.dev/force-delete=true to delete anyway)");
+  EXPECT_EQ(cond(s, "Ready").status, "True"); // the driver keeps serving meanwhile
+}
+
+TEST(Status, UnmanagedChildrenAreListedAndABadAnnotationIsDegraded) {
+  auto o = rolledOut();
+  api::UnmanagedObject u;
+  u.kind = "DaemonSet";
+  u.namespace_ = "csi-x";
+  u.name = "x-node";
+  o.unmanaged = {u};
+  auto s = computeStatus(o, std::nullopt, "T1");
+  ASSERT_TRUE(s.unmanaged.has_value());
+  ASSERT_EQ(s.unmanaged->size(), 1u);
+  EXPECT_EQ((*s.unmanaged)[0].name, "x-node");
+  EXPECT_EQ(cond(s, "Degraded").status, "False"); // asked for: not a fault
+
+  o.annotationProblems = {"annotation csiop.dev/unmanaged on DaemonSet csi-x/x-node is \"yes\""};
+  s = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(cond(s, "Degraded").status, "True");
+  EXPECT_EQ(cond(s, "Degraded").reason, "InvalidAnnotation");
+  EXPECT_EQ(cond(s, "Degraded").message, o.annotationProblems[0]);
+  o.applyErrors = {"DaemonSet csi-x/x-node: forbidden"};
+  EXPECT_EQ(cond(computeStatus(o, std::nullopt, "T1"), "Degraded").reason, "ApplyFailed");
+}
+
+TEST(Status, AMountSafeRolloutWaitingOnANodeIsProgressingButReady) {
+  auto o = rolledOut();
+  o.nodes = Observed::Workload{true, 3, 1, 3}; // 1 of 3 updated, all ready
+  o.nodeUpdate =
+      Observed::NodeUpdate{1,
+                           2,
+                           {{"n1", "VolumesInUse", "1 pod uses volumes of the driver (apps/web-0)"},
+                            {"n2", "MaxUnavailable", "ready to update"}}};
+  const auto s = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(cond(s, "Ready").status, "True") << cond(s, "Ready").message;
+  EXPECT_EQ(cond(s, "Progressing").status, "True");
+  EXPECT_EQ(cond(s, "Progressing").reason, "NodePluginUpdateWaiting");
+  EXPECT_EQ(cond(s, "Progressing").message,
+            "node plugin updated on 1/3 nodes; waiting: n1 (VolumesInUse: 1 pod uses volumes of "
+            "the driver (apps/web-0)); n2 (MaxUnavailable: ready to update)");
+  EXPECT_EQ(s.nodes->updated, 1);
+  ASSERT_TRUE(s.nodes->waiting.has_value());
+  ASSERT_EQ(s.nodes->waiting->size(), 2u);
+  EXPECT_EQ((*s.nodes->waiting)[0].node, "n1");
+
+  // Done: nothing outdated, no waiting list.
+  o.nodes = Observed::Workload{true, 3, 3, 3};
+  o.nodeUpdate = Observed::NodeUpdate{3, 0, {}};
+  const auto done = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(cond(done, "Progressing").status, "False");
+  EXPECT_FALSE(done.nodes->waiting.has_value());
+  // A plugin pod not ready still makes Ready false, as with any strategy.
+  o.nodes = Observed::Workload{true, 3, 3, 2};
+  EXPECT_EQ(cond(computeStatus(o, std::nullopt, "T1"), "Ready").status, "False");
+}
+
+TEST(Status, AtMostTwentyWaitingNodesAreListed) {
+  auto o = rolledOut();
+  o.nodeUpdate = Observed::NodeUpdate{0, 25, {}};
+  for (int i = 0; i < 25; ++i) {
+    o.nodeUpdate->waiting.push_back({"n" + std::to_string(i), "VolumesInUse", "x"});
+  }
+  const auto s = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(s.nodes->waiting->size(), 20u);
+  EXPECT_NE(cond(s, "Progressing").message.find("; and 22 more"), std::string::npos);
+}
+
 } // namespace
 } // namespace csiop::controller

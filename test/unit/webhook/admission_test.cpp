@@ -133,6 +133,87 @@ TEST_F(Admission, DeleteAndConnectAreAllowed) {
   EXPECT_TRUE(decideOn(request("CONNECT", nullptr)).allowed);
 }
 
+TEST_F(Admission, DeletingADriverWhoseVolumesAreInUseIsDeniedCountingAndNamingThem) {
+  cluster.inUse["hostpath.csi.k8s.io"] = "2 PersistentVolumes (pv-a, pv-b)";
+  const Decision d = decideOn(request("DELETE", nullptr, example("hostpath.yaml")));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 403);
+  EXPECT_EQ(d.reason, "Forbidden");
+  EXPECT_EQ(
+      d.message,
+      "DriverDeployment \"hostpath\" is in use: 2 PersistentVolumes (pv-a, pv-b) use driver "
+      "hostpath.csi.k8s.io, and would be stranded without it (nothing could detach, unmount "
+      "or delete them). Delete them first, set spec.deletionPolicy: Orphan to leave the "
+      "driver running unmanaged, or annotate csiop.dev/force-delete=true to delete it anyway");
+  // Another driver's volumes are no reason.
+  cluster.inUse.clear();
+  cluster.inUse["other.csi.k8s.io"] = "1 PersistentVolume (pv-c)";
+  EXPECT_TRUE(decideOn(request("DELETE", nullptr, example("hostpath.yaml"))).allowed);
+}
+
+TEST_F(Admission, ForceDeleteOrphanAndARepeatedDeleteAreNotBlocked) {
+  cluster.inUse["hostpath.csi.k8s.io"] = "1 VolumeAttachment (csi-1)";
+  Json dd = example("hostpath.yaml");
+  dd["metadata"]["annotations"] = {{"csiop.dev/force-delete", "true"}};
+  Decision d = decideOn(request("DELETE", nullptr, dd));
+  EXPECT_TRUE(d.allowed);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0], "deleting driver hostpath.csi.k8s.io although 1 VolumeAttachment "
+                           "(csi-1) still use it (csiop.dev/force-delete=true)");
+
+  dd["metadata"]["annotations"]["csiop.dev/force-delete"] = "yes";
+  d = decideOn(request("DELETE", nullptr, dd));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_NE(d.message.find("(csiop.dev/force-delete is \"yes\", which is neither \"true\" nor "
+                           "\"false\")"),
+            std::string::npos)
+      << d.message;
+
+  dd["metadata"].erase("annotations");
+  dd["spec"]["deletionPolicy"] = "Orphan";
+  EXPECT_TRUE(decideOn(request("DELETE", nullptr, dd)).allowed);
+
+  dd["spec"]["deletionPolicy"] = "Delete";
+  dd["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
+  EXPECT_TRUE(decideOn(request("DELETE", nullptr, dd)).allowed); // the finalizer holds it
+}
+
+TEST_F(Admission, DeletingAPausedDriverDeploymentWarnsThatItWaits) {
+  Json dd = example("hostpath.yaml");
+  dd["spec"]["paused"] = true;
+  const Decision d = decideOn(request("DELETE", nullptr, dd));
+  EXPECT_TRUE(d.allowed);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0], "spec.paused is true: the deletion waits until it is false");
+}
+
+TEST_F(Admission, AForceDeleteAnnotationThatIsNotABooleanIsInvalid) {
+  Json dd = example("hostpath.yaml");
+  dd["metadata"]["annotations"] = {{"csiop.dev/force-delete", "yes"}};
+  const Decision d = decideOn(request("CREATE", dd));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 422);
+  EXPECT_EQ(d.message, "DriverDeployment \"hostpath\" is invalid: "
+                       "metadata.annotations[csiop.dev/force-delete]: Unsupported value: \"yes\": "
+                       "supported values: \"true\", \"false\"");
+  dd["metadata"]["annotations"]["csiop.dev/force-delete"] = "false";
+  EXPECT_TRUE(decideOn(request("CREATE", dd)).allowed);
+}
+
+TEST_F(Admission, PausingADriverDeploymentBeingDeletedWarnsThatTheDeletionWaits) {
+  Json dd = example("hostpath.yaml");
+  dd["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
+  Json paused = dd;
+  paused["spec"]["paused"] = true;
+  cluster.driverDeployments["hostpath"] = "hostpath.csi.k8s.io";
+  const Decision d = decideOn(request("UPDATE", paused, dd));
+  EXPECT_TRUE(d.allowed) << d.message;
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_NE(d.warnings[0].find("the deletion waits, until spec.paused is false"),
+            std::string::npos);
+  EXPECT_TRUE(decideOn(request("UPDATE", dd, dd)).warnings.empty());
+}
+
 TEST_F(Admission, OtherKindsAndOperationsAreRefused) {
   Json r = request("CREATE", example("hostpath.yaml"));
   r["kind"] = {{"group", ""}, {"version", "v1"}, {"kind", "ConfigMap"}};

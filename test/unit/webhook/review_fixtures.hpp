@@ -57,6 +57,7 @@ inline std::string reviewBody(const Json& request) {
 struct ClusterState {
   std::map<std::string, std::string> driverDeployments; // name -> driverName
   std::map<std::string, Json> csiDrivers;
+  std::map<std::string, std::string> inUse; // driverName -> what of it is in use
 
   ClusterView view() {
     return ClusterView{[this](const std::string& driverName) {
@@ -71,6 +72,10 @@ struct ClusterState {
                        [this](const std::string& driverName) -> const Json* {
                          const auto it = csiDrivers.find(driverName);
                          return it == csiDrivers.end() ? nullptr : &it->second;
+                       },
+                       [this](const std::string& driverName) {
+                         const auto it = inUse.find(driverName);
+                         return it == inUse.end() ? std::string() : it->second;
                        }};
   }
 };

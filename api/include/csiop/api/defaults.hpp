@@ -139,6 +139,7 @@ struct Effective {
   Json imagePullSecrets = Json::array();
   std::string imageRegistry; // empty: default
   std::string deletionPolicy;
+  bool paused = false;
 };
 
 // Pure: fills every default. Assumes nothing about validity beyond types; call

@@ -287,6 +287,7 @@ struct DriverDeploymentSpec {
   std::optional<Json> imagePullSecrets; // []core/v1.LocalObjectReference
   std::optional<std::string> imageRegistry;
   std::optional<std::string> deletionPolicy; // Delete | Orphan
+  std::optional<bool> paused;                // true: the operator writes nothing for it
 
   template <class V> void fields(V&& v) {
     v("driverName", driverName);
@@ -300,6 +301,7 @@ struct DriverDeploymentSpec {
     v("imagePullSecrets", imagePullSecrets);
     v("imageRegistry", imageRegistry);
     v("deletionPolicy", deletionPolicy);
+    v("paused", paused);
   }
 };
 
@@ -322,15 +324,32 @@ struct Condition {
   }
 };
 
+// A node whose node plugin waits for its update (updateStrategy WhenVolumesUnused).
+struct NodeWaiting {
+  std::string node;
+  std::string reason; // VolumesInUse, MaxUnavailable, InvalidAnnotation
+  std::string message;
+
+  template <class V> void fields(V&& v) {
+    v("node", node);
+    v("reason", reason);
+    v("message", message);
+  }
+};
+
 struct NodesStatus {
-  std::optional<std::int32_t> desired;    // nodes the DaemonSet should run on
-  std::optional<std::int32_t> ready;      // node plugin pods ready
-  std::optional<std::int32_t> registered; // CSINode objects that list the driver
+  std::optional<std::int32_t> desired;             // nodes the DaemonSet should run on
+  std::optional<std::int32_t> ready;               // node plugin pods ready
+  std::optional<std::int32_t> registered;          // CSINode objects that list the driver
+  std::optional<std::int32_t> updated;             // node plugin pods of the current template
+  std::optional<std::vector<NodeWaiting>> waiting; // WhenVolumesUnused: nodes not updated yet
 
   template <class V> void fields(V&& v) {
     v("desired", desired);
     v("ready", ready);
     v("registered", registered);
+    v("updated", updated);
+    v("waiting", waiting);
   }
 };
 
@@ -344,17 +363,32 @@ struct ControllerStatus {
   }
 };
 
+// A child the operator leaves alone because it carries csiop.dev/unmanaged.
+struct UnmanagedObject {
+  std::string kind;
+  std::optional<std::string> namespace_; // absent for cluster-scoped objects
+  std::string name;
+
+  template <class V> void fields(V&& v) {
+    v("kind", kind);
+    v("namespace", namespace_);
+    v("name", name);
+  }
+};
+
 struct DriverDeploymentStatus {
   std::optional<std::int64_t> observedGeneration;
   std::optional<std::vector<Condition>> conditions;
   std::optional<NodesStatus> nodes;
   std::optional<ControllerStatus> controller;
+  std::optional<std::vector<UnmanagedObject>> unmanaged;
 
   template <class V> void fields(V&& v) {
     v("observedGeneration", observedGeneration);
     v("conditions", conditions);
     v("nodes", nodes);
     v("controller", controller);
+    v("unmanaged", unmanaged);
   }
 };
 

@@ -12,7 +12,11 @@
 //   process);
 // - a CSIDriver of that name exists that this operator does not manage, unless
 //   the DriverDeployment carries the annotation csiop.dev/adopt-csidriver: "true".
-// DELETE and CONNECT are allowed (the webhook is not registered for them).
+// A DELETE is denied while volumes of the driver are in use (PersistentVolumes,
+// VolumeAttachments, pods with inline volumes of it), naming a few, unless
+// deletionPolicy is Orphan or the annotation csiop.dev/force-delete is "true".
+// The operator's finalizer holds the same line when the webhook is bypassed.
+// CONNECT is allowed.
 #pragma once
 
 #include <chrono>
@@ -31,6 +35,7 @@ namespace csiop::webhook {
 using api::Json;
 
 inline constexpr const char* kAdoptAnnotation = render::kAdoptAnnotation;
+inline constexpr const char* kForceDeleteAnnotation = render::kForceDeleteAnnotation;
 // Largest AdmissionReview accepted (object and oldObject of a DriverDeployment,
 // each at most the API server's 3 MiB request limit, plus the envelope).
 inline constexpr std::size_t kMaxReviewBytes = 7 * 1024 * 1024;
@@ -44,6 +49,9 @@ struct ClusterView {
   std::function<std::vector<std::string>(const std::string& driverName)> driverDeploymentsUsing;
   // The live CSIDriver named `driverName`, or nullptr.
   std::function<const Json*(const std::string& driverName)> csiDriver;
+  // What of the driver is in use ("2 PersistentVolumes (a, b)"), "" for nothing.
+  // May be empty (not set): nothing is known to be in use.
+  std::function<std::string(const std::string& driverName)> volumesInUse;
 };
 
 // Driver names admitted recently, so a second DriverDeployment admitted before

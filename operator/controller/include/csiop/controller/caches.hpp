@@ -2,7 +2,9 @@
 // CSIDriver (foreign ones decide name conflicts), every CSINode (registration),
 // every Namespace (created if missing, never owned), the children of each
 // kind, selected by the owner label, and the pods of the workloads (read only,
-// for the status: why a pod does not run).
+// for the status: why a pod does not run). For the volumes of each driver
+// (deletion protection): every PersistentVolume and VolumeAttachment, and the
+// pods that have volumes, cut down to what that needs (keepVolumeUser()).
 #pragma once
 
 #include <memory>
@@ -22,6 +24,14 @@ struct Caches {
   Informer csiNodes;
   Informer namespaces;
   Informer pods; // carry the owner label through the pod templates; never written
+  Informer persistentVolumes;
+  Informer volumeAttachments;
+  Informer volumeUsers; // every pod with a claim, generic ephemeral or CSI volume, cut down
+  // For the WhenVolumesUnused node plugin rollout: every Node, cut down to its name, whether
+  // it is cordoned and the operator's annotation; the node DaemonSets' revisions (owner label),
+  // without their data.
+  Informer nodes;
+  Informer controllerRevisions;
   std::vector<std::unique_ptr<Informer>> children; // one per child kind
 
   // The cache of a child kind ("DaemonSet"), or nullptr.

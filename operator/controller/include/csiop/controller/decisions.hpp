@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <csiop/api/types.hpp>
+#include <csiop/render/render.hpp>
 
 namespace csiop::controller {
 
@@ -58,6 +59,21 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
 // Order in which to delete everything on DriverDeployment deletion: the same
 // as pruning everything, so the CSIDriver goes last.
 void sortForDeletion(std::vector<Json>& objects);
+
+// A yes/no annotation as the operator reads it: absent or "false" is No,
+// "true" is Yes; anything else is Invalid (reported; each user of it says
+// which way it then errs, always the one that loses nothing).
+enum class Flag { No, Yes, Invalid };
+Flag flagAnnotation(const Json& object, const char* annotation);
+// The line that reports an Invalid flag: `annotation` "value" on `what`.
+std::string invalidFlagMessage(const Json& object, const char* annotation, const std::string& what);
+
+// Whether the operator manages a child: csiop.dev/unmanaged absent or "false".
+// An unknown value counts as unmanaged (nothing is overwritten) and is reported.
+inline bool managed(const Json& child) {
+  return flagAnnotation(child, render::kUnmanagedAnnotation) == Flag::No;
+}
+api::UnmanagedObject unmanagedEntry(const Json& child);
 
 // The order children are applied in; those of one wave go at the same time.
 // 0: ServiceAccounts, (Cluster)Roles, StorageClasses; 1: the bindings (a

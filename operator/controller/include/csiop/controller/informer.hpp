@@ -36,6 +36,12 @@ public:
 
   void onChange(Handler handler) { handlers_.push_back(std::move(handler)); }
 
+  // Cuts each listed or watched object down before it is stored (as client-go's
+  // SetTransform), or returns false to keep it out of the cache altogether (an
+  // update that turns false removes it, as a deletion). Set before run().
+  using Transform = std::function<bool(Json& object)>;
+  void setTransform(Transform transform) { transform_ = std::move(transform); }
+
   // Runs until stop(). Errors are retried with backoff (200 ms doubling to 30 s).
   boost::asio::awaitable<void> run();
   void stop();
@@ -64,6 +70,7 @@ private:
   kube::ResourceRef ref_;
   std::string labelSelector_;
   std::vector<Handler> handlers_;
+  Transform transform_;
   std::map<std::string, Json> store_;
   bool synced_ = false;
   bool stopped_ = false;

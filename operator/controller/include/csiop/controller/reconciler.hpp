@@ -7,12 +7,15 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
 
 #include <csiop/controller/caches.hpp>
 #include <csiop/controller/events.hpp>
+#include <csiop/controller/status.hpp>
+#include <csiop/controller/volume_usage.hpp>
 
 namespace csiop::controller {
 
@@ -34,6 +37,9 @@ public:
   // The DriverDeployments a change of `object` (of any cached kind) concerns.
   std::vector<std::string> ownersOf(const api::Json& object);
 
+  // What of driver `driverName` is in use (from the caches).
+  VolumeUsage volumesOf(const std::string& driverName);
+
   // storage.k8s.io/v1 CSIDriver, or the legacy csi.storage.k8s.io/v1alpha1 CRD
   // (whichever the caches watch, chosen from discovery at start).
   bool csiDriverV1() const { return caches_.csiDrivers.resource().group == "storage.k8s.io"; }
@@ -45,6 +51,23 @@ private:
   };
 
   boost::asio::awaitable<ReconcileResult> finalize(const api::Json& dd);
+  // spec.paused: no write but the status (the Paused condition).
+  boost::asio::awaitable<ReconcileResult>
+  reconcilePaused(const api::Json& dd, Observed& o,
+                  const std::optional<api::DriverDeploymentStatus>& previous);
+  // Why the deletion of `dd` must wait (what of its driver is in use), or
+  // nullopt: nothing in use, deletionPolicy Orphan, or csiop.dev/force-delete.
+  boost::asio::awaitable<std::optional<std::string>> deletionBlocker(const api::Json& dd,
+                                                                     Observed& o);
+  // Drops the owner reference and owner marks: the object stays, unmanaged.
+  boost::asio::awaitable<void> orphan(const api::Json& child);
+  void noteUnmanaged(const api::Json& child, Observed& o);
+  // updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin pods the plan
+  // allows (node_rollout.hpp) and records the rest as waiting.
+  boost::asio::awaitable<void> rollNodePlugins(const api::DriverDeployment& object,
+                                               const api::Json& dd, Observed& o);
+  // The workloads' and registration's part of the status.
+  void observeWorkloads(const api::DriverDeployment& object, Observed& o);
   // Adds the finalizer if missing; `dd` then carries the new resourceVersion.
   boost::asio::awaitable<void> ensureFinalizer(api::Json& dd);
   // Creates or applies one child; returns an error line, or "" on success.
@@ -62,6 +85,9 @@ private:
   EventRecorder& events_;
   std::function<std::string()> now_;
   std::map<std::string, Applied> applied_; // by "Kind ns/name"
+  std::set<std::string> forcedDeletions_;  // uids whose forced deletion has an Event
+  // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).
+  std::map<std::string, std::set<std::string>> waitingNodes_;
 };
 
 } // namespace csiop::controller

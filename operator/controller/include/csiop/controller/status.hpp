@@ -17,6 +17,8 @@ inline constexpr const char* kProgressing = "Progressing";
 inline constexpr const char* kDegraded = "Degraded";
 inline constexpr const char* kDriverNameConflict = "DriverNameConflict";
 inline constexpr const char* kCSIDriverRecreated = "CSIDriverRecreated";
+inline constexpr const char* kPaused = "Paused";
+inline constexpr const char* kDeletionBlocked = "DeletionBlocked";
 } // namespace condition
 
 // What a reconcile found.
@@ -35,6 +37,13 @@ struct Observed {
     std::int32_t ready = 0;
   };
   std::optional<Workload> nodes;
+  // updateStrategy WhenVolumesUnused: the operator's own rollout of the node plugin.
+  struct NodeUpdate {
+    std::int32_t updated = 0;  // plugin pods of the current revision
+    std::int32_t outdated = 0; // plugin pods of an older one
+    std::vector<api::NodeWaiting> waiting;
+  };
+  std::optional<NodeUpdate> nodeUpdate;
   std::optional<Workload> controller; // absent for node-only drivers or not created yet
   bool hasController = false;         // the spec wants a controller workload
   std::int32_t registered = 0;        // CSINodes that list the driver
@@ -44,6 +53,16 @@ struct Observed {
   // Set when this reconcile deleted and recreated the CSIDriver because an
   // immutable field changed (the message says which).
   std::optional<std::string> csiDriverRecreated;
+  // spec.paused: nothing was written for the DriverDeployment.
+  bool paused = false;
+  // metadata.deletionTimestamp is set.
+  bool deleting = false;
+  // The deletion waits for these volumes of the driver (describe(VolumeUsage)).
+  std::optional<std::string> deletionBlocked;
+  // Children left alone for csiop.dev/unmanaged.
+  std::vector<api::UnmanagedObject> unmanaged;
+  // Annotations with values the operator does not understand (one line each).
+  std::vector<std::string> annotationProblems;
 };
 
 // A new status from the observation, carrying over lastTransitionTime of
@@ -51,6 +70,11 @@ struct Observed {
 api::DriverDeploymentStatus
 computeStatus(const Observed& observed, const std::optional<api::DriverDeploymentStatus>& previous,
               const std::string& now);
+
+// The Paused and DeletionBlocked conditions alone (computeStatus() sets them
+// too): for the reconciles that observe nothing else, a paused one.
+void setLifecycleConditions(const Observed& observed, std::vector<api::Condition>& conditions,
+                            const std::string& now);
 
 // Sets (or replaces) a condition the way meta.SetStatusCondition does.
 void setCondition(std::vector<api::Condition>& conditions, api::Condition c);

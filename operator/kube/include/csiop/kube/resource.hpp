@@ -34,11 +34,15 @@ inline const ResourceRef secrets{"", "v1", "secrets", "Secret", true};
 inline const ResourceRef events{"", "v1", "events", "Event", true};
 inline const ResourceRef nodes{"", "v1", "nodes", "Node", false};
 inline const ResourceRef pods{"", "v1", "pods", "Pod", true};
+inline const ResourceRef persistentvolumes{"", "v1", "persistentvolumes", "PersistentVolume",
+                                           false};
 // apps/v1
 inline const ResourceRef daemonsets{"apps", "v1", "daemonsets", "DaemonSet", true};
 inline const ResourceRef deployments{"apps", "v1", "deployments", "Deployment", true};
 inline const ResourceRef statefulsets{"apps", "v1", "statefulsets", "StatefulSet", true};
 inline const ResourceRef replicasets{"apps", "v1", "replicasets", "ReplicaSet", true};
+inline const ResourceRef controllerrevisions{"apps", "v1", "controllerrevisions",
+                                             "ControllerRevision", true};
 // rbac.authorization.k8s.io/v1
 inline const ResourceRef clusterroles{"rbac.authorization.k8s.io", "v1", "clusterroles",
                                       "ClusterRole", false};
@@ -52,6 +56,8 @@ inline const ResourceRef csidrivers{"storage.k8s.io", "v1", "csidrivers", "CSIDr
 inline const ResourceRef csinodes{"storage.k8s.io", "v1", "csinodes", "CSINode", false};
 inline const ResourceRef storageclasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass",
                                         false};
+inline const ResourceRef volumeattachments{"storage.k8s.io", "v1", "volumeattachments",
+                                           "VolumeAttachment", false};
 // csi.storage.k8s.io/v1alpha1: the CSIDriver CRD of Kubernetes 1.12-1.13
 inline const ResourceRef legacyCsidrivers{"csi.storage.k8s.io", "v1alpha1", "csidrivers",
                                           "CSIDriver", false};

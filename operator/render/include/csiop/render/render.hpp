@@ -33,6 +33,12 @@ inline constexpr const char* kManagedBy = "csi-operator";
 // On a DriverDeployment: "true" lets it take over a CSIDriver of its driver
 // name that csi-operator does not manage (installed by hand or another tool).
 inline constexpr const char* kAdoptAnnotation = "csiop.dev/adopt-csidriver";
+// On a DriverDeployment: "true" deletes it (and its driver) even while volumes
+// of the driver are in use.
+inline constexpr const char* kForceDeleteAnnotation = "csiop.dev/force-delete";
+// On a child: "true" makes the operator leave that object alone (no apply, no
+// prune; orphaned when the DriverDeployment goes) until it is removed.
+inline constexpr const char* kUnmanagedAnnotation = "csiop.dev/unmanaged";
 
 std::string ownerSelector(const std::string& driverDeploymentName);
 

@@ -1,0 +1,212 @@
+#include <csiop/controller/node_rollout.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/volume_usage.hpp>
+
+namespace csiop::controller {
+namespace {
+
+using api::metadataField;
+using api::stringField;
+
+const Json& field(const Json& object, const char* key) {
+  static const Json kNull;
+  if (!object.is_object()) {
+    return kNull;
+  }
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+// A pod that `kubectl drain` leaves in place: a DaemonSet's, or a static pod's mirror.
+bool drainLeaves(const Json& pod) {
+  const Json& owners = field(field(pod, "metadata"), "ownerReferences");
+  if (!owners.is_array()) {
+    return false;
+  }
+  return std::any_of(owners.begin(), owners.end(), [](const Json& o) {
+    const std::string kind = stringField(o, "kind");
+    return kind == "DaemonSet" || kind == "Node";
+  });
+}
+
+bool ready(const Json& pod) {
+  const Json& conditions = field(field(pod, "status"), "conditions");
+  if (!conditions.is_array()) {
+    return false;
+  }
+  return std::any_of(conditions.begin(), conditions.end(), [](const Json& c) {
+    return stringField(c, "type") == "Ready" && stringField(c, "status") == "True";
+  });
+}
+
+std::string names(const std::vector<std::string>& pods) {
+  std::string out;
+  for (std::size_t i = 0; i < pods.size() && i < 3; ++i) {
+    out += (i == 0 ? "" : ", ") + pods[i];
+  }
+  return pods.size() > 3 ? out + ", ..." : out;
+}
+
+} // namespace
+
+std::map<std::string, NodeVolumeUsers> volumeUsersByNode(const std::string& driverName,
+                                                         const std::vector<const Json*>& pvs,
+                                                         const std::vector<const Json*>& pods) {
+  std::set<std::string> claims; // "namespace/name" bound to a volume of the driver
+  for (const Json* pv : pvs) {
+    const Json& spec = field(*pv, "spec");
+    if (stringField(field(spec, "csi"), "driver") == driverName) {
+      const Json& ref = field(spec, "claimRef");
+      claims.insert(stringField(ref, "namespace") + "/" + stringField(ref, "name"));
+    }
+  }
+  std::map<std::string, NodeVolumeUsers> out;
+  for (const Json* pod : pods) {
+    const std::string node = stringField(field(*pod, "spec"), "nodeName");
+    if (node.empty() || podTerminated(*pod)) {
+      continue;
+    }
+    const std::string ns = metadataField(*pod, "namespace");
+    const std::string name = metadataField(*pod, "name");
+    bool uses = false;
+    const Json& volumes = field(field(*pod, "spec"), "volumes");
+    for (const Json& v : volumes.is_array() ? volumes : Json::array()) {
+      if (stringField(field(v, "csi"), "driver") == driverName) {
+        uses = true;
+      } else if (const std::string claim =
+                     stringField(field(v, "persistentVolumeClaim"), "claimName");
+                 !claim.empty()) {
+        uses |= claims.contains(ns + "/" + claim);
+      } else if (field(v, "ephemeral").is_object()) {
+        uses |= claims.contains(ns + "/" + name + "-" + stringField(v, "name"));
+      }
+    }
+    if (uses) {
+      NodeVolumeUsers& u = out[node];
+      u.pods.push_back(ns + "/" + name);
+      if (!drainLeaves(*pod)) {
+        u.blocking.push_back(ns + "/" + name);
+      }
+    }
+  }
+  return out;
+}
+
+std::string currentRevisionHash(const std::vector<const Json*>& revisions,
+                                const std::string& dsUid) {
+  std::int64_t newest = -1;
+  std::string hash;
+  for (const Json* r : revisions) {
+    const Json& owners = field(field(*r, "metadata"), "ownerReferences");
+    const bool owned = owners.is_array() &&
+                       std::any_of(owners.begin(), owners.end(),
+                                   [&](const Json& o) { return stringField(o, "uid") == dsUid; });
+    const Json& revision = field(*r, "revision");
+    if (owned && revision.is_number_integer() && revision.get<std::int64_t>() > newest) {
+      newest = revision.get<std::int64_t>();
+      hash = stringField(field(field(*r, "metadata"), "labels"), "controller-revision-hash");
+    }
+  }
+  return hash;
+}
+
+std::int32_t resolveMaxUnavailable(const Json& value, std::int32_t desired) {
+  std::int64_t n = 1;
+  if (value.is_number_integer()) {
+    n = value.get<std::int64_t>();
+  } else if (value.is_string()) {
+    // "N%" (validated); anything else keeps the default.
+    const std::string s = value.get<std::string>();
+    std::int64_t percent = 0;
+    bool digits = s.size() >= 2 && s.size() <= 4 && s.back() == '%';
+    for (std::size_t i = 0; digits && i + 1 < s.size(); ++i) {
+      digits = s[i] >= '0' && s[i] <= '9';
+      percent = percent * 10 + (s[i] - '0');
+    }
+    if (digits) {
+      n = (percent * desired + 99) / 100;
+    }
+  }
+  return static_cast<std::int32_t>(std::clamp<std::int64_t>(n, 1, 1'000'000));
+}
+
+NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
+  NodeRolloutPlan plan;
+  if (in.currentHash.empty()) {
+    return plan; // the DaemonSet controller has not recorded a revision yet
+  }
+  std::int32_t unavailable = in.unavailable;
+  std::int32_t podsUnavailable = 0;
+  std::vector<const Json*> outdated;
+  for (const Json* pod : in.pluginPods) {
+    const bool terminating = field(field(*pod, "metadata"), "deletionTimestamp").is_string();
+    if (terminating || !ready(*pod)) {
+      ++podsUnavailable;
+    }
+    const std::string hash =
+        stringField(field(field(*pod, "metadata"), "labels"), "controller-revision-hash");
+    if (hash == in.currentHash) {
+      ++plan.updated;
+    } else if (!terminating) {
+      outdated.push_back(pod);
+    }
+  }
+  unavailable = std::max(unavailable, podsUnavailable);
+  plan.outdated = static_cast<std::int32_t>(outdated.size());
+  std::sort(outdated.begin(), outdated.end(), [](const Json* a, const Json* b) {
+    return stringField(field(*a, "spec"), "nodeName") < stringField(field(*b, "spec"), "nodeName");
+  });
+  std::int32_t budget = in.maxUnavailable - unavailable;
+  for (const Json* pod : outdated) {
+    const std::string node = stringField(field(*pod, "spec"), "nodeName");
+    const auto usersIt = in.users.find(node);
+    const NodeVolumeUsers none;
+    const NodeVolumeUsers& users = usersIt == in.users.end() ? none : usersIt->second;
+    const auto nodeIt = in.nodes.find(node);
+    const Json* nodeObject = nodeIt == in.nodes.end() ? nullptr : nodeIt->second;
+    const Flag allowed = nodeObject == nullptr
+                             ? Flag::No
+                             : flagAnnotation(*nodeObject, kAllowNodePluginUpdateAnnotation);
+    const bool cordoned =
+        nodeObject != nullptr && api::isTrue(field(*nodeObject, "spec"), "unschedulable");
+    std::string why;
+    if (users.pods.empty()) {
+      why = "no pod on the node uses a volume of the driver";
+    } else if (allowed == Flag::Yes) {
+      why = std::string("the node is annotated ") + kAllowNodePluginUpdateAnnotation + "=true";
+    } else if (cordoned && users.blocking.empty()) {
+      why = "the node is drained (cordoned; only pods a drain leaves use the driver's volumes)";
+    }
+    if (why.empty()) {
+      std::string message = std::to_string(users.pods.size()) +
+                            (users.pods.size() == 1 ? " pod uses" : " pods use") +
+                            " volumes of the driver (" + names(users.pods) + ")";
+      std::string reason = "VolumesInUse";
+      if (allowed == Flag::Invalid) {
+        reason = "InvalidAnnotation";
+        message =
+            invalidFlagMessage(*nodeObject, kAllowNodePluginUpdateAnnotation, "node " + node) +
+            "; " + message;
+      }
+      plan.waiting.push_back({node, reason, message});
+      continue;
+    }
+    if (budget <= 0) {
+      plan.waiting.push_back({node, "MaxUnavailable",
+                              "ready to update (" + why + "); waiting for " +
+                                  std::to_string(in.maxUnavailable) +
+                                  " node(s) at most to be unavailable"});
+      continue;
+    }
+    --budget;
+    plan.replace.push_back({metadataField(*pod, "name"), metadataField(*pod, "uid"), node, why});
+  }
+  return plan;
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,140 @@
+#include <gtest/gtest.h>
+
+#include <csiop/controller/volume_usage.hpp>
+
+namespace csiop::controller {
+namespace {
+
+Json pv(const std::string& name, const std::string& driver) {
+  return {{"kind", "PersistentVolume"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"csi", {{"driver", driver}, {"volumeHandle", name + "-handle"}}}}}};
+}
+
+Json va(const std::string& name, const std::string& attacher) {
+  return {{"kind", "VolumeAttachment"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"attacher", attacher}, {"nodeName", "node-1"}}}};
+}
+
+Json pod(const std::string& ns, const std::string& name, const Json& volumes,
+         const std::string& phase = "Running") {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", ns},
+            {"uid", name + "-uid"},
+            {"resourceVersion", "7"},
+            {"labels", {{"app", "web"}}},
+            {"annotations", {{"big", std::string(100, 'x')}}},
+            {"ownerReferences", Json::array({{{"apiVersion", "apps/v1"},
+                                              {"kind", "ReplicaSet"},
+                                              {"name", "web-1"},
+                                              {"uid", "rs-uid"},
+                                              {"controller", true}}})}}},
+          {"spec",
+           {{"nodeName", "node-1"},
+            {"containers", Json::array({{{"name", "c"}, {"image", "busybox"}}})},
+            {"volumes", volumes}}},
+          {"status", {{"phase", phase}, {"podIP", "10.0.0.1"}}}};
+}
+
+Json inlineVolume(const std::string& driver) {
+  return {{"name", "inline"}, {"csi", {{"driver", driver}, {"volumeAttributes", {{"a", "b"}}}}}};
+}
+
+std::vector<const Json*> pointers(const std::vector<Json>& objects) {
+  std::vector<const Json*> out;
+  for (const Json& o : objects) {
+    out.push_back(&o);
+  }
+  return out;
+}
+
+TEST(VolumeUsage, CountsTheDriversVolumesAttachmentsAndInlineVolumesOnly) {
+  const std::vector<Json> pvs = {pv("pv-b", "a.csi"), pv("pv-a", "a.csi"), pv("pv-x", "b.csi"),
+                                 Json{{"kind", "PersistentVolume"},
+                                      {"metadata", {{"name", "nfs"}}},
+                                      {"spec", {{"nfs", {{"server", "x"}}}}}}};
+  const std::vector<Json> vas = {va("csi-1", "a.csi"), va("csi-2", "b.csi")};
+  const std::vector<Json> pods = {
+      pod("default", "inline", Json::array({inlineVolume("a.csi")})),
+      pod("default", "other", Json::array({inlineVolume("b.csi")})),
+      pod("default", "done", Json::array({inlineVolume("a.csi")}), "Succeeded"),
+      pod("default", "failed", Json::array({inlineVolume("a.csi")}), "Failed"),
+      pod("default", "claim",
+          Json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "c"}}}}}))};
+  const VolumeUsage u = volumeUsage("a.csi", pointers(pvs), pointers(vas), pointers(pods));
+  EXPECT_EQ(u.persistentVolumes, (std::vector<std::string>{"pv-b", "pv-a"}));
+  EXPECT_EQ(u.volumeAttachments, (std::vector<std::string>{"csi-1"}));
+  EXPECT_EQ(u.pods, (std::vector<std::string>{"default/inline"})); // finished pods hold nothing
+  EXPECT_FALSE(u.empty());
+  EXPECT_TRUE(volumeUsage("c.csi", pointers(pvs), pointers(vas), pointers(pods)).empty());
+}
+
+TEST(VolumeUsage, DescribeCountsAndNamesAFewOfEachKindSorted) {
+  VolumeUsage u;
+  u.persistentVolumes = {"pv-d", "pv-b", "pv-c", "pv-a"};
+  EXPECT_EQ(describe(u), "4 PersistentVolumes (pv-a, pv-b, pv-c, ...)");
+  u.volumeAttachments = {"csi-1"};
+  EXPECT_EQ(describe(u), "4 PersistentVolumes (pv-a, pv-b, pv-c, ...) and 1 VolumeAttachment "
+                         "(csi-1)");
+  u.pods = {"ns/b", "ns/a"};
+  EXPECT_EQ(describe(u, 1), "4 PersistentVolumes (pv-a, ...), 1 VolumeAttachment (csi-1) and 2 "
+                            "pods with inline volumes (ns/a, ...)");
+  u.persistentVolumes = {"pv-a"};
+  u.volumeAttachments.clear();
+  u.pods = {"ns/a"};
+  EXPECT_EQ(describe(u), "1 PersistentVolume (pv-a) and 1 pod with an inline volume (ns/a)");
+  EXPECT_EQ(describe(VolumeUsage{}), "");
+}
+
+TEST(VolumeUsage, DriversUsedByReadsEachKindsField) {
+  EXPECT_EQ(driversUsedBy(pv("p", "a.csi")), (std::vector<std::string>{"a.csi"}));
+  EXPECT_EQ(driversUsedBy(va("v", "b.csi")), (std::vector<std::string>{"b.csi"}));
+  EXPECT_EQ(driversUsedBy(pod("ns", "p",
+                              Json::array({inlineVolume("a.csi"),
+                                           inlineVolume("c.csi"),
+                                           {{"name", "e"}, {"emptyDir", Json::object()}}}))),
+            (std::vector<std::string>{"a.csi", "c.csi"}));
+  EXPECT_TRUE(driversUsedBy(Json{{"kind", "PersistentVolume"}, {"spec", {{"nfs", {}}}}}).empty());
+  EXPECT_TRUE(driversUsedBy(Json{{"kind", "ConfigMap"}}).empty());
+  EXPECT_TRUE(driversUsedBy(Json{{"kind", "Pod"}, {"spec", "garbage"}}).empty());
+}
+
+TEST(VolumeUsage, AVolumeUserIsCutDownToWhatTheDecisionsRead) {
+  Json p = pod("default", "web",
+               Json::array({inlineVolume("a.csi"),
+                            {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "c"}}}},
+                            {{"name", "scratch"}, {"ephemeral", {{"volumeClaimTemplate", {}}}}},
+                            {{"name", "tmp"}, {"emptyDir", Json::object()}},
+                            {{"name", "cfg"}, {"configMap", {{"name", "x"}}}}}));
+  ASSERT_TRUE(keepVolumeUser(p));
+  const Json expected = Json::parse(R"({
+    "metadata": {"name": "web", "namespace": "default", "uid": "web-uid", "resourceVersion": "7",
+                 "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1"}]},
+    "spec": {"nodeName": "node-1",
+             "volumes": [{"name": "inline", "csi": {"driver": "a.csi"}},
+                         {"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
+                         {"name": "scratch", "ephemeral": {}}]},
+    "status": {"phase": "Running"},
+    "apiVersion": "v1", "kind": "Pod"})");
+  EXPECT_EQ(p, expected) << p.dump(2);
+  // What a volume decision reads still reads the same.
+  EXPECT_EQ(driversUsedBy(p), (std::vector<std::string>{"a.csi"}));
+}
+
+TEST(VolumeUsage, APodWithoutClaimsOrCSIVolumesIsNotKept) {
+  Json p = pod("default", "web",
+               Json::array({{{"name", "tmp"}, {"emptyDir", Json::object()}},
+                            {{"name", "host"}, {"hostPath", {{"path", "/var"}}}}}));
+  EXPECT_FALSE(keepVolumeUser(p));
+  Json bare = {{"metadata", {{"name", "x"}}}, {"spec", Json::object()}};
+  EXPECT_FALSE(keepVolumeUser(bare));
+  Json garbage = {{"metadata", {{"name", "x"}}}, {"spec", {{"volumes", "not a list"}}}};
+  EXPECT_FALSE(keepVolumeUser(garbage));
+}
+
+} // namespace
+} // namespace csiop::controller
