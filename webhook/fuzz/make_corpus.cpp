@@ -158,6 +158,15 @@ int main(int argc, char** argv) {
     dd["spec"]["deletionPolicy"] = "Delete";
     dd["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
     add("allow-delete-already-deleting", review(request("DELETE", nullptr, dd, uid())));
+    // The finalizer's removal after an Orphan deletion: the CSIDriver looks foreign by then.
+    Json orphaned = withDriver(hostpath, "orphaned", fuzz::kForeignDriver);
+    orphaned["spec"]["deletionPolicy"] = "Orphan";
+    orphaned["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
+    orphaned["metadata"]["finalizers"] = Json::array({"csiop.dev/cleanup"});
+    Json released = orphaned;
+    released["metadata"]["finalizers"] = Json::array();
+    add("allow-update-finalizer-removal-after-orphan",
+        review(request("UPDATE", released, orphaned, uid())));
   }
   add("allow-create-managed-csidriver",
       review(request("CREATE", withDriver(hostpath, "managed", fuzz::kManagedDriver), nullptr,

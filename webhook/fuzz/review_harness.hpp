@@ -244,6 +244,10 @@ inline std::string checkAnswer(std::string_view input, const ReviewResult& resul
     return "a DriverDeployment without a string spec.driverName was allowed";
   }
   const std::string driverName = driverField.get<std::string>();
+  if (operation == "UPDATE" &&
+      !at(at(at(request, "oldObject"), "metadata"), "deletionTimestamp").is_null()) {
+    return {}; // being deleted, it claims no driver name
+  }
   if (driverName == kHeldDriver && name != kHeldBy) {
     return "a second DriverDeployment for " + driverName + " was allowed";
   }

@@ -165,6 +165,12 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
                       "\": field is immutable (it was \"" + before +
                       "\"; create a new DriverDeployment for another driver)");
     }
+    // Being deleted, it claims nothing any more: whose the driver name is does not matter,
+    // and refusing would block the operator's finalizer removal (after an Orphan deletion the
+    // CSIDriver is no longer managed, so it would look foreign).
+    if (!member(member(member(request, "oldObject"), "metadata"), "deletionTimestamp").is_null()) {
+      return allowed;
+    }
   }
 
   std::vector<std::string> holders = cluster.driverDeploymentsUsing(driverName);

@@ -200,6 +200,29 @@ TEST_F(Admission, AForceDeleteAnnotationThatIsNotABooleanIsInvalid) {
   EXPECT_TRUE(decideOn(request("CREATE", dd)).allowed);
 }
 
+TEST_F(Admission, AnUpdateOfADriverDeploymentBeingDeletedClaimsNothing) {
+  // After an Orphan deletion the CSIDriver is no longer managed; the finalizer's removal (an
+  // UPDATE) must not be refused as a foreign collision.
+  cluster.csiDrivers["hostpath.csi.k8s.io"] =
+      Json::parse(R"({"metadata": {"name": "hostpath.csi.k8s.io"}})");
+  cluster.driverDeployments["other"] = "hostpath.csi.k8s.io";
+  Json dd = example("hostpath.yaml");
+  dd["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
+  dd["metadata"]["finalizers"] = Json::array({"csiop.dev/cleanup"});
+  Json without = dd;
+  without["metadata"]["finalizers"] = Json::array();
+  EXPECT_TRUE(decideOn(request("UPDATE", without, dd)).allowed);
+  // Not being deleted: the same update is a collision.
+  dd["metadata"].erase("deletionTimestamp");
+  without["metadata"].erase("deletionTimestamp");
+  EXPECT_FALSE(decideOn(request("UPDATE", without, dd)).allowed);
+  // Still validated.
+  Json bad = without;
+  bad["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
+  bad["spec"]["csiDriver"]["fsGroupPolicy"] = "Foo";
+  EXPECT_EQ(decideOn(request("UPDATE", bad, dd)).code, 422);
+}
+
 TEST_F(Admission, PausingADriverDeploymentBeingDeletedWarnsThatTheDeletionWaits) {
   Json dd = example("hostpath.yaml");
   dd["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z";
