@@ -575,6 +575,10 @@ RunResult inFusePod(const std::string& script) {
 }
 
 TEST_F(RealNode, WhenVolumesUnusedKeepsAFuseVolumeUsableWhileTheDriverImageChanges) {
+  // The FUSE pod is to be the only user of the driver's volumes on the node: the writer pod
+  // goes for now (its claim and data stay; it comes back after the next test).
+  ASSERT_TRUE(
+      kubectl({"delete", "pod", "writer", "-n", kWorkloadNamespace, "--wait=true"}).ok());
   // The mount-safe strategy, and a StorageClass whose volumes the plugin process serves.
   const auto patch = kubectl(
       {"patch", "dd", "hostpath", "--type=json", "-p",
@@ -682,6 +686,21 @@ TEST_F(RealNode, RestartingTheNodePluginUnderAFuseVolumeBreaksItWhichIsWhatTheSt
     seen = std::to_string(m.size()) + " FUSE mounts";
     return m.empty();
   }));
+  // The writer comes back on its claim (the pod alone: the claim has grown since); the FUSE
+  // volume's PV and attachment are gone.
+  const std::string manifest = workloadManifest();
+  const auto writer = kubectl({"apply", "-f", "-"}, manifest.substr(manifest.find("---\n") + 4));
+  ASSERT_TRUE(writer.ok()) << writer;
+  EXPECT_TRUE(waitFor("the writer reads its volume again, the only one of the driver", 120s,
+                      [](std::string& seen) {
+                        const auto r = execInWorkload("cat /data/hello");
+                        seen = r.out + r.err + kubectl({"get", "pv,volumeattachments", "-o",
+                                                        "name"})
+                                                   .out;
+                        const Json pvs = kubectlJson({"get", "pv"});
+                        const Json vas = kubectlJson({"get", "volumeattachments"});
+                        return r.ok() && pvs["items"].size() == 1 && vas["items"].size() == 1;
+                      }));
 }
 
 TEST_F(RealNode, DeletingTheDriverUnderAMountedVolumeIsRefusedByTheChartsWebhook) {
