@@ -23,12 +23,14 @@ RUN apt-get update \
       ninja-build \
       pkg-config \
       libboost1.81-dev \
+      libboost-url1.81-dev \
       libssl-dev \
       nlohmann-json3-dev \
       libyaml-cpp-dev \
       libspdlog-dev \
       libfmt-dev \
       libcli11-dev \
+      prometheus-cpp-dev \
       libgtest-dev \
       libgmock-dev \
  && rm -rf /var/lib/apt/lists/*
@@ -63,7 +65,9 @@ LABEL org.opencontainers.image.title="csi-operator" \
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
+      libboost-url1.81.0 \
       libfmt9 \
+      libprometheus-cpp-core1.0 \
       libspdlog1.10 \
       libssl3 \
       libyaml-cpp0.7 \

@@ -20,7 +20,7 @@ double parseValue(std::string_view text) {
   if (text == "-Inf") {
     return -std::numeric_limits<double>::infinity();
   }
-  if (text == "NaN") {
+  if (text == "NaN" || text == "Nan") { // client_golang's, prometheus-cpp's
     return std::numeric_limits<double>::quiet_NaN();
   }
   double value = 0;

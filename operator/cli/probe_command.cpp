@@ -25,7 +25,7 @@
 #include <csiop/api/formats.hpp>
 #include <csiop/kube/errors.hpp>
 #include <csiop/kube/http.hpp>
-#include <csiop/kube/url.hpp>
+#include <csiop/kube/server_url.hpp>
 
 #include "commands.hpp"
 

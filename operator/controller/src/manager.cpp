@@ -21,7 +21,7 @@
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/crds.hpp>
 #include <csiop/runtime/http_server.hpp>
-#include <csiop/runtime/metrics.hpp>
+#include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/probes.hpp>
 #include <csiop/runtime/resync.hpp>
 #include <csiop/runtime/signals.hpp>
@@ -148,8 +148,7 @@ std::string identity() {
 
 int runManager(const ManagerOptions& options) {
   asio::io_context io;
-  runtime::Registry registry;
-  runtime::OperatorMetrics metrics(registry);
+  runtime::OperatorMetrics metrics;
   std::unique_ptr<kube::Client> client;
   try {
     kube::ClientOptions clientOptions;
@@ -186,7 +185,7 @@ int runManager(const ManagerOptions& options) {
     }
     if (runtime::parseBindAddress(options.metricsBindAddress)) {
       auto s = std::make_unique<runtime::HttpServer>(io.get_executor(), options.metricsBindAddress);
-      s->handle("/metrics", runtime::metricsHandler(registry));
+      s->handle("/metrics", runtime::metricsHandler(metrics));
       servers.push_back(std::move(s));
     }
     for (auto& s : servers) {
@@ -276,8 +275,8 @@ int runManager(const ManagerOptions& options) {
         break;
       }
       queue.done(*key);
-      metrics.workqueueDepth.set(static_cast<double>(queue.len()));
-      metrics.driverDeployments.set(static_cast<double>(ctl->caches.driverDeployments.size()));
+      metrics.setWorkqueueDepth(queue.len());
+      metrics.setDriverDeployments(ctl->caches.driverDeployments.size());
     }
   };
 
@@ -351,18 +350,18 @@ int runManager(const ManagerOptions& options) {
           co_return; // `csi-operator webhook`: caches and the webhook only
         }
         if (!options.leaderElect) {
-          metrics.leader.set(1);
+          metrics.setLeader(true);
           co_await startWorkers();
           co_return;
         }
         co_await elector.run(
             [&] {
-              metrics.leader.set(1);
+              metrics.setLeader(true);
               asio::co_spawn(io, startWorkers(), asio::detached);
             },
             [&] {
               // Stop at once: nothing of this replica may write any more.
-              metrics.leader.set(0);
+              metrics.setLeader(false);
               spdlog::error("leadership lost; exiting");
               std::_Exit(1);
             });

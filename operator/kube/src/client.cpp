@@ -2,12 +2,15 @@
 
 #include <stdexcept>
 
-#include <csiop/kube/url.hpp>
+#include "request_target.hpp"
 
 namespace csiop::kube {
 namespace {
 
 using boost::asio::awaitable;
+using detail::groupVersionPath;
+using detail::Query;
+using detail::resourcePath;
 
 std::string metadataString(const Json& object, const char* key) {
   const auto metadata = object.find("metadata");

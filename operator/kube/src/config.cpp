@@ -3,15 +3,18 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
-#include <csiop/api/yaml.hpp>
-#include <csiop/kube/url.hpp>
+#include <openssl/evp.h>
 
-#include "base64.hpp"
+#include <csiop/api/yaml.hpp>
+#include <csiop/kube/server_url.hpp>
+
 #include "pem.hpp"
 
 namespace csiop::kube {
@@ -25,6 +28,39 @@ std::string trim(std::string s) {
     return {};
   const auto last = s.find_last_not_of(" \t\r\n");
   return s.substr(first, last - first + 1);
+}
+
+// A *-data field: base64 (RFC 4648, standard alphabet), whitespace ignored, padding optional;
+// std::nullopt for anything else. EVP_DecodeBlock wants whole groups of four and reads a '='
+// anywhere as zero bits, counted in its result: the padding is checked, completed and taken
+// off here.
+std::optional<std::string> decodeBase64(std::string_view text) {
+  std::string in;
+  in.reserve(text.size() + 2);
+  for (const char c : text)
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+      in += c;
+  std::size_t padding = 0;
+  if (const auto at = in.find('='); at != std::string::npos) {
+    padding = in.size() - at;
+    if (padding > 2 || in.find_first_not_of('=', at) != std::string::npos || in.size() % 4 != 0)
+      return std::nullopt; // data after the padding, or padding that does not end a group
+  } else if (in.size() % 4 == 1) {
+    return std::nullopt; // a lone sextet
+  } else {
+    padding = (4 - in.size() % 4) % 4;
+    in.append(padding, '=');
+  }
+  if (in.size() > INT_MAX)
+    return std::nullopt;
+  std::string out(in.size() / 4 * 3, '\0');
+  const int length = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                     reinterpret_cast<const unsigned char*>(in.data()),
+                                     static_cast<int>(in.size()));
+  if (length < 0)
+    return std::nullopt; // a character outside the alphabet
+  out.resize(static_cast<std::size_t>(length) - padding);
+  return out;
 }
 
 // The file's content, or the reason it cannot be read.
@@ -139,7 +175,7 @@ private:
   std::string dataOrFile(const Json& object, const std::string& key, const std::string& where) {
     const std::string dataKey = key + "-data";
     if (auto data = optString(object, dataKey.c_str(), where); !data.empty()) {
-      auto decoded = detail::base64Decode(data);
+      auto decoded = decodeBase64(data);
       if (!decoded)
         throw error(where, "'" + dataKey + "' is not valid base64");
       return *decoded;

@@ -18,7 +18,7 @@
 #include <openssl/x509v3.h>
 
 #include <csiop/kube/errors.hpp>
-#include <csiop/kube/url.hpp>
+#include <csiop/kube/server_url.hpp>
 
 namespace csiop::kube {
 namespace {

@@ -46,11 +46,11 @@ HttpHandler HealthChecks::handler() const {
   return [this](const HttpRequest& request) { return serve(request); };
 }
 
-HttpHandler metricsHandler(Registry& registry) {
-  return [&registry](const HttpRequest&) {
+HttpHandler metricsHandler(const OperatorMetrics& metrics) {
+  return [&metrics](const HttpRequest&) {
     HttpResponse response;
     response.contentType = std::string(kPrometheusTextContentType);
-    response.body = registry.render();
+    response.body = metrics.exposition();
     return response;
   };
 }

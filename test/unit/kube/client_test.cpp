@@ -142,6 +142,12 @@ TEST_F(ClientTest, ListEncodesSelectorsAndFillsTypeMeta) {
   run(client_->list(pods, ""));
   EXPECT_EQ(last().target, "/api/v1/pods");
   EXPECT_EQ(observed_.back().verb, "list");
+  // Everything but A-Z a-z 0-9 - . _ ~ is percent-encoded, '/' and UTF-8 bytes too.
+  run(client_->list(pods, "", {.labelSelector = "app.kubernetes.io/name=csi,env notin (dev)"}));
+  EXPECT_EQ(last().target,
+            "/api/v1/pods?labelSelector=app.kubernetes.io%2Fname%3Dcsi%2Cenv%20notin%20%28dev%29");
+  run(client_->list(pods, "", {.fieldSelector = "spec.nodeName=n\xc3\xa9~1+2"}));
+  EXPECT_EQ(last().target, "/api/v1/pods?fieldSelector=spec.nodeName%3Dn%C3%A9~1%2B2");
 }
 
 Json page(const std::vector<std::string>& names, const std::string& rv, const std::string& next) {

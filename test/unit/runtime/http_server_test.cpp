@@ -20,7 +20,7 @@
 #include <boost/beast/http.hpp>
 
 #include <csiop/runtime/http_server.hpp>
-#include <csiop/runtime/metrics.hpp>
+#include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/probes.hpp>
 
 #include "test_util.hpp"
@@ -119,7 +119,7 @@ std::shared_ptr<Watch> watchForClose(asio::io_context& io, std::shared_ptr<tcp::
 class HttpServerTest : public ::testing::Test {
 protected:
   asio::io_context io;
-  Registry registry;
+  OperatorMetrics metrics;
   HealthChecks healthz{"healthz"};
   HealthChecks readyz{"readyz"};
   bool synced = false;
@@ -127,7 +127,7 @@ protected:
   std::unique_ptr<HttpServer> server;
 
   HttpServerTest() {
-    registry.counter("probe_total", "P.").get().inc();
+    metrics.setLeader(true);
     readyz.add("informers", [this] {
       return synced ? CheckResult::passed() : CheckResult::failed("caches not synced");
     });
@@ -138,7 +138,7 @@ protected:
     server = std::make_unique<HttpServer>(io.get_executor(), address, std::move(options));
     server->handle("/healthz", healthz.handler());
     server->handle("/readyz", readyz.handler());
-    server->handle("/metrics", metricsHandler(registry));
+    server->handle("/metrics", metricsHandler(metrics));
     server->start();
     ASSERT_NE(server->port(), 0);
   }
@@ -216,7 +216,8 @@ TEST_F(HttpServerTest, ServesLivenessReadinessAndMetrics) {
   reply = get("/metrics");
   EXPECT_EQ(reply.status, 200u);
   EXPECT_EQ(reply.contentType, "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_EQ(reply.body, "# HELP probe_total P.\n# TYPE probe_total counter\nprobe_total 1\n");
+  EXPECT_EQ(reply.body, metrics.exposition());
+  EXPECT_NE(reply.body.find("\ncsiop_leader 1\n"), std::string::npos) << reply.body;
   EXPECT_TRUE(errors.empty());
 }
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include <csiop/runtime/metrics.hpp>
+#include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/probes.hpp>
 
 namespace csiop::runtime {
@@ -55,13 +55,14 @@ TEST(HealthChecksTest, ThrowingCheckFails) {
   EXPECT_EQ(response.body, "[-]broken failed: boom\nhealthz check failed\n");
 }
 
-TEST(MetricsHandlerTest, ServesTheRegistryAsPrometheusText) {
-  Registry registry;
-  registry.counter("x_total", "X.").get().inc();
-  const auto response = metricsHandler(registry)(get("/metrics"));
+TEST(MetricsHandlerTest, ServesTheOperatorMetricsAsPrometheusText) {
+  OperatorMetrics metrics;
+  metrics.setWorkqueueDepth(3);
+  const auto response = metricsHandler(metrics)(get("/metrics"));
   EXPECT_EQ(response.status, 200u);
   EXPECT_EQ(response.contentType, "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_EQ(response.body, "# HELP x_total X.\n# TYPE x_total counter\nx_total 1\n");
+  EXPECT_EQ(response.body, metrics.exposition());
+  EXPECT_NE(response.body.find("\ncsiop_workqueue_depth 3\n"), std::string::npos) << response.body;
 }
 
 } // namespace

@@ -1,5 +1,5 @@
 // Handlers for the HttpServer: /healthz and /readyz from named checks, and
-// /metrics from a Registry.
+// /metrics from the OperatorMetrics.
 //
 // Thread-safety: none; the handlers run on the server's io_context thread and
 // call the checks there, so checks must be quick and must not block.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <csiop/runtime/http_server.hpp>
-#include <csiop/runtime/metrics.hpp>
+#include <csiop/runtime/operator_metrics.hpp>
 
 namespace csiop::runtime {
 
@@ -46,8 +46,8 @@ private:
   std::vector<std::pair<std::string, Check>> checks_;
 };
 
-// Serves registry.render() with the 0.0.4 text Content-Type. The registry
+// Serves metrics.exposition() with the 0.0.4 text Content-Type. The metrics
 // must outlive the server.
-HttpHandler metricsHandler(Registry& registry);
+HttpHandler metricsHandler(const OperatorMetrics& metrics);
 
 } // namespace csiop::runtime

@@ -1,0 +1,59 @@
+// The operator's Prometheus metrics, declared in one place (on prometheus-cpp), and their
+// text exposition as /metrics serves it.
+//
+// Every metric exists from the start, the labelled ones with the label values listed below,
+// so that a scrape shows them at 0 before anything happened. The exposition is deterministic:
+// families sorted by name, series by their labels.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace csiop::runtime {
+
+// Content-Type of the text format.
+inline constexpr std::string_view kPrometheusTextContentType =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+enum class ReconcileResult { success, error, requeue };
+
+class OperatorMetrics {
+public:
+  OperatorMetrics();
+  ~OperatorMetrics();
+  OperatorMetrics(const OperatorMetrics&) = delete;
+  OperatorMetrics& operator=(const OperatorMetrics&) = delete;
+
+  // csiop_reconcile_total{result="success|error|requeue"} and
+  // csiop_reconcile_duration_seconds (controller-runtime's buckets, 5ms .. 60s).
+  void observeReconcile(ReconcileResult result, double seconds);
+  // csiop_webhook_reviews_total{result="allowed|denied|rejected"}: AdmissionReviews answered
+  // (rejected: not a usable AdmissionReview, HTTP 4xx), and
+  // csiop_webhook_review_duration_seconds: from the request read to the answer built.
+  void observeReview(std::string_view result, double seconds);
+  // csiop_api_requests_total{verb,code}: every request to the API server; `verb` is the
+  // Kubernetes verb, lower case (get, list, watch, create, update, patch, apply, delete,
+  // deletecollection). `httpStatus` <= 0 means no response (connection error) and is recorded
+  // as code="<error>", as client-go does. Writes (isMutatingVerb, any outcome) also count in
+  // csiop_api_mutating_requests_total, which is flat at steady state.
+  void observeApiRequest(std::string_view verb, int httpStatus);
+  // csiop_workqueue_depth: WorkQueue::len().
+  void setWorkqueueDepth(std::size_t keys);
+  // csiop_driverdeployments: DriverDeployments in the informer cache.
+  void setDriverDeployments(std::size_t objects);
+  // csiop_leader: 1 while this replica holds the lease, else 0.
+  void setLeader(bool leader);
+
+  // The text exposition format 0.0.4.
+  std::string exposition() const;
+
+  static bool isMutatingVerb(std::string_view verb);
+
+private:
+  struct Metrics;
+  std::unique_ptr<Metrics> metrics_;
+};
+
+} // namespace csiop::runtime

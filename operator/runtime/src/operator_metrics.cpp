@@ -1,0 +1,158 @@
+#include <csiop/runtime/operator_metrics.hpp>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+namespace csiop::runtime {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+
+// controller-runtime's controller_runtime_reconcile_time_seconds buckets.
+const Histogram::BucketBoundaries& reconcileBuckets() {
+  static const Histogram::BucketBoundaries buckets = {
+      0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+      0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
+      6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60};
+  return buckets;
+}
+
+const Histogram::BucketBoundaries& reviewBuckets() {
+  static const Histogram::BucketBoundaries buckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                      0.005,  0.01,    0.025,  0.1};
+  return buckets;
+}
+
+Family<Counter>& counter(prometheus::Registry& registry, const char* name, const char* help) {
+  return BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+Gauge& gauge(prometheus::Registry& registry, const char* name, const char* help) {
+  return BuildGauge().Name(name).Help(help).Register(registry).Add({});
+}
+
+Histogram& histogram(prometheus::Registry& registry, const char* name, const char* help,
+                     const Histogram::BucketBoundaries& buckets) {
+  return BuildHistogram().Name(name).Help(help).Register(registry).Add({}, buckets);
+}
+
+} // namespace
+
+struct OperatorMetrics::Metrics {
+  prometheus::Registry registry;
+
+  Family<Counter>& reconcileTotal = counter(registry, "csiop_reconcile_total",
+                                            "Reconciliations of DriverDeployments, by result.");
+  Counter& reconcileSuccess = reconcileTotal.Add({{"result", "success"}});
+  Counter& reconcileError = reconcileTotal.Add({{"result", "error"}});
+  Counter& reconcileRequeue = reconcileTotal.Add({{"result", "requeue"}});
+  Histogram& reconcileDuration = histogram(
+      registry, "csiop_reconcile_duration_seconds",
+      "Time spent in one reconciliation of a DriverDeployment, in seconds.", reconcileBuckets());
+  Gauge& workqueueDepth =
+      gauge(registry, "csiop_workqueue_depth", "DriverDeployment keys waiting in the work queue.");
+  Family<Counter>& apiRequestsTotal =
+      counter(registry, "csiop_api_requests_total",
+              "Requests to the Kubernetes API server, by verb and HTTP status code (\"<error>\": "
+              "no response).");
+  Counter& apiMutatingRequestsTotal =
+      counter(registry, "csiop_api_mutating_requests_total",
+              "Writes to the Kubernetes API server (create, update, patch, apply, delete, "
+              "deletecollection), whatever their outcome; flat when nothing changes.")
+          .Add({});
+  Gauge& leader =
+      gauge(registry, "csiop_leader", "1 while this replica holds the leader lease, else 0.");
+  Gauge& driverDeployments =
+      gauge(registry, "csiop_driverdeployments", "DriverDeployment objects known to the operator.");
+  Family<Counter>& webhookReviewsTotal =
+      counter(registry, "csiop_webhook_reviews_total",
+              "AdmissionReviews answered by the webhook, by result (rejected: not a usable "
+              "AdmissionReview).");
+  Histogram& webhookReviewDuration =
+      histogram(registry, "csiop_webhook_review_duration_seconds",
+                "Time to decide one AdmissionReview, in seconds.", reviewBuckets());
+
+  Metrics() {
+    for (const char* result : {"allowed", "denied", "rejected"}) {
+      webhookReviewsTotal.Add({{"result", result}});
+    }
+  }
+};
+
+OperatorMetrics::OperatorMetrics() : metrics_(std::make_unique<Metrics>()) {}
+
+OperatorMetrics::~OperatorMetrics() = default;
+
+void OperatorMetrics::observeReconcile(ReconcileResult result, double seconds) {
+  switch (result) {
+  case ReconcileResult::success:
+    metrics_->reconcileSuccess.Increment();
+    break;
+  case ReconcileResult::error:
+    metrics_->reconcileError.Increment();
+    break;
+  case ReconcileResult::requeue:
+    metrics_->reconcileRequeue.Increment();
+    break;
+  }
+  metrics_->reconcileDuration.Observe(seconds);
+}
+
+void OperatorMetrics::observeReview(std::string_view result, double seconds) {
+  metrics_->webhookReviewsTotal.Add({{"result", std::string(result)}}).Increment();
+  metrics_->webhookReviewDuration.Observe(seconds);
+}
+
+void OperatorMetrics::observeApiRequest(std::string_view verb, int httpStatus) {
+  metrics_->apiRequestsTotal
+      .Add({{"verb", std::string(verb)},
+            {"code", httpStatus > 0 ? std::to_string(httpStatus) : "<error>"}})
+      .Increment();
+  if (isMutatingVerb(verb)) {
+    metrics_->apiMutatingRequestsTotal.Increment();
+  }
+}
+
+void OperatorMetrics::setWorkqueueDepth(std::size_t keys) {
+  metrics_->workqueueDepth.Set(static_cast<double>(keys));
+}
+
+void OperatorMetrics::setDriverDeployments(std::size_t objects) {
+  metrics_->driverDeployments.Set(static_cast<double>(objects));
+}
+
+void OperatorMetrics::setLeader(bool leader) {
+  metrics_->leader.Set(leader ? 1 : 0);
+}
+
+std::string OperatorMetrics::exposition() const {
+  std::vector<prometheus::MetricFamily> families = metrics_->registry.Collect();
+  std::sort(families.begin(), families.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (auto& family : families) {
+    std::sort(family.metric.begin(), family.metric.end(),
+              [](const auto& a, const auto& b) { return a.label < b.label; });
+  }
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+bool OperatorMetrics::isMutatingVerb(std::string_view verb) {
+  return verb == "create" || verb == "update" || verb == "patch" || verb == "apply" ||
+         verb == "delete" || verb == "deletecollection";
+}
+
+} // namespace csiop::runtime

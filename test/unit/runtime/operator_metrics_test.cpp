@@ -1,0 +1,146 @@
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <csiop/runtime/operator_metrics.hpp>
+
+namespace csiop::runtime {
+namespace {
+
+std::string bucketLines(const std::string& name, std::uint64_t count) {
+  std::string lines;
+  for (const char* le :
+       {"0.005", "0.01", "0.025", "0.05", "0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4",
+        "0.45",  "0.5",  "0.6",   "0.7",  "0.8", "0.9",  "1",   "1.25", "1.5", "1.75", "2",
+        "2.5",   "3",    "3.5",   "4",    "4.5", "5",    "6",   "7",    "8",   "9",    "10",
+        "15",    "20",   "25",    "30",   "40",  "50",   "60",  "+Inf"}) {
+    lines += name + "_bucket{le=\"" + le + "\"} " + std::to_string(count) + "\n";
+  }
+  return lines;
+}
+
+std::string webhookBucketLines(std::uint64_t count) {
+  std::string lines;
+  for (const char* le : {"0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025",
+                         "0.1", "+Inf"}) {
+    lines += "csiop_webhook_review_duration_seconds_bucket{le=\"" + std::string(le) + "\"} " +
+             std::to_string(count) + "\n";
+  }
+  return lines;
+}
+
+// The names, types, labels, help texts and buckets README.md documents, families sorted by
+// name and series by their labels, every one there from the start.
+TEST(OperatorMetricsTest, ExposesEveryOperatorMetricFromTheStart) {
+  const OperatorMetrics metrics;
+  EXPECT_EQ(metrics.exposition(),
+            "# HELP csiop_api_mutating_requests_total Writes to the Kubernetes API server (create, "
+            "update, patch, apply, delete, deletecollection), whatever their outcome; flat when "
+            "nothing changes.\n"
+            "# TYPE csiop_api_mutating_requests_total counter\n"
+            "csiop_api_mutating_requests_total 0\n"
+            "# HELP csiop_driverdeployments DriverDeployment objects known to the operator.\n"
+            "# TYPE csiop_driverdeployments gauge\n"
+            "csiop_driverdeployments 0\n"
+            "# HELP csiop_leader 1 while this replica holds the leader lease, else 0.\n"
+            "# TYPE csiop_leader gauge\n"
+            "csiop_leader 0\n"
+            "# HELP csiop_reconcile_duration_seconds Time spent in one reconciliation of a "
+            "DriverDeployment, in seconds.\n"
+            "# TYPE csiop_reconcile_duration_seconds histogram\n"
+            "csiop_reconcile_duration_seconds_count 0\n"
+            "csiop_reconcile_duration_seconds_sum 0\n" +
+                bucketLines("csiop_reconcile_duration_seconds", 0) +
+                "# HELP csiop_reconcile_total Reconciliations of DriverDeployments, by result.\n"
+                "# TYPE csiop_reconcile_total counter\n"
+                "csiop_reconcile_total{result=\"error\"} 0\n"
+                "csiop_reconcile_total{result=\"requeue\"} 0\n"
+                "csiop_reconcile_total{result=\"success\"} 0\n"
+                "# HELP csiop_webhook_review_duration_seconds Time to decide one AdmissionReview, "
+                "in seconds.\n"
+                "# TYPE csiop_webhook_review_duration_seconds histogram\n"
+                "csiop_webhook_review_duration_seconds_count 0\n"
+                "csiop_webhook_review_duration_seconds_sum 0\n" +
+                webhookBucketLines(0) +
+                "# HELP csiop_webhook_reviews_total AdmissionReviews answered by the webhook, by "
+                "result (rejected: not a usable AdmissionReview).\n"
+                "# TYPE csiop_webhook_reviews_total counter\n"
+                "csiop_webhook_reviews_total{result=\"allowed\"} 0\n"
+                "csiop_webhook_reviews_total{result=\"denied\"} 0\n"
+                "csiop_webhook_reviews_total{result=\"rejected\"} 0\n"
+                "# HELP csiop_workqueue_depth DriverDeployment keys waiting in the work queue.\n"
+                "# TYPE csiop_workqueue_depth gauge\n"
+                "csiop_workqueue_depth 0\n");
+}
+
+TEST(OperatorMetricsTest, RecordsReconcilesReviewsAndApiRequests) {
+  OperatorMetrics metrics;
+  metrics.observeReconcile(ReconcileResult::success, 0.5);
+  metrics.observeReconcile(ReconcileResult::error, 0.25);
+  metrics.observeReconcile(ReconcileResult::requeue, 100);
+  metrics.observeReconcile(ReconcileResult::success, 0.001);
+  metrics.observeReview("denied", 0.0003);
+  metrics.observeApiRequest("get", 200);
+  metrics.observeApiRequest("get", 200);
+  metrics.observeApiRequest("list", 200);
+  metrics.observeApiRequest("apply", 200);
+  metrics.observeApiRequest("patch", 409);
+  metrics.observeApiRequest("delete", 0);
+  metrics.setLeader(true);
+  metrics.setDriverDeployments(2);
+  metrics.setWorkqueueDepth(1);
+
+  const std::string text = metrics.exposition();
+  for (const char* line : {"csiop_api_requests_total{code=\"200\",verb=\"get\"} 2\n",
+                           "csiop_api_requests_total{code=\"200\",verb=\"list\"} 1\n",
+                           "csiop_api_requests_total{code=\"409\",verb=\"patch\"} 1\n",
+                           "csiop_api_requests_total{code=\"<error>\",verb=\"delete\"} 1\n",
+                           "csiop_api_mutating_requests_total 3\n",
+                           "csiop_leader 1\n",
+                           "csiop_driverdeployments 2\n",
+                           "csiop_workqueue_depth 1\n",
+                           "csiop_reconcile_total{result=\"error\"} 1\n",
+                           "csiop_reconcile_total{result=\"requeue\"} 1\n",
+                           "csiop_reconcile_total{result=\"success\"} 2\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"0.005\"} 1\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"0.25\"} 2\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"0.5\"} 3\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"60\"} 3\n",
+                           "csiop_reconcile_duration_seconds_bucket{le=\"+Inf\"} 4\n",
+                           "csiop_reconcile_duration_seconds_sum 100.751\n",
+                           "csiop_reconcile_duration_seconds_count 4\n",
+                           "csiop_webhook_reviews_total{result=\"denied\"} 1\n",
+                           "csiop_webhook_review_duration_seconds_bucket{le=\"0.00025\"} 0\n",
+                           "csiop_webhook_review_duration_seconds_bucket{le=\"0.0005\"} 1\n",
+                           "csiop_webhook_review_duration_seconds_count 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  }
+  metrics.setLeader(false);
+  EXPECT_NE(metrics.exposition().find("\ncsiop_leader 0\n"), std::string::npos);
+
+  // Every line follows the 0.0.4 grammar: comment lines, or a sample.
+  const std::regex comment(R"(# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* )"
+                           R"((counter|gauge|histogram)))");
+  const std::regex sample(
+      R"([a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*")"
+      R"((,[a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*")*\})? \S+)");
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_TRUE(std::regex_match(line, comment) || std::regex_match(line, sample)) << line;
+  }
+  EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(OperatorMetricsTest, MutatingVerbs) {
+  for (const char* verb : {"create", "update", "patch", "apply", "delete", "deletecollection"}) {
+    EXPECT_TRUE(OperatorMetrics::isMutatingVerb(verb)) << verb;
+  }
+  for (const char* verb : {"get", "list", "watch", ""}) {
+    EXPECT_FALSE(OperatorMetrics::isMutatingVerb(verb)) << verb;
+  }
+}
+
+} // namespace
+} // namespace csiop::runtime
