@@ -98,7 +98,8 @@ protected:
         std::vector<std::string>{"--webhook-port", std::to_string(port), "--webhook-host",
                                  "127.0.0.1", "--webhook-cert-dir", dir.string()});
     ASSERT_TRUE(op->waitReady(60s));
-    registerWebhook(port, readFile(dir / "lifecycle-ca.crt"));
+    registerLocalWebhook(kConfig, port, readFile(dir / "lifecycle-ca.crt"), kLabel,
+                         {"CREATE", "UPDATE", "DELETE"}, "Fail");
     node = firstNode();
     ASSERT_FALSE(node.empty());
   }
@@ -125,32 +126,6 @@ protected:
     if (HasFailure() && op) {
       std::cerr << "operator log:\n" << op->log() << "\n";
     }
-  }
-
-  static void registerWebhook(int port, const std::string& caBundle) {
-    const auto b64 = bash("base64 -w0", {.input = caBundle});
-    const Json config = {
-        {"apiVersion", "admissionregistration.k8s.io/v1"},
-        {"kind", "ValidatingWebhookConfiguration"},
-        {"metadata", {{"name", kConfig}}},
-        {"webhooks",
-         Json::array(
-             {{{"name", "validate.csiop.dev"},
-               {"clientConfig",
-                {{"url",
-                  "https://127.0.0.1:" + std::to_string(port) + "/validate-driverdeployment"},
-                 {"caBundle", b64.out}}},
-               {"rules", Json::array({{{"operations", Json::array({"CREATE", "UPDATE", "DELETE"})},
-                                       {"apiGroups", Json::array({"csiop.dev"})},
-                                       {"apiVersions", Json::array({"v1alpha1"})},
-                                       {"resources", Json::array({"driverdeployments"})},
-                                       {"scope", "Cluster"}}})},
-               {"objectSelector", {{"matchLabels", {{kLabel, "true"}}}}},
-               {"failurePolicy", "Fail"},
-               {"sideEffects", "None"},
-               {"timeoutSeconds", 5},
-               {"admissionReviewVersions", Json::array({"v1"})}}})}};
-    ASSERT_TRUE(apply(config.dump()));
   }
 
   // A labelled DriverDeployment with its finalizer on (so the operator has taken it up).

@@ -140,6 +140,34 @@ mv next.crt tls.crt
   return r.ok();
 }
 
+void registerLocalWebhook(const std::string& name, int port, const std::string& caBundle,
+                          const std::string& label, const std::vector<std::string>& operations,
+                          const std::string& failurePolicy) {
+  const auto b64 = bash("base64 -w0", {.input = caBundle});
+  const Json config = {
+      {"apiVersion", "admissionregistration.k8s.io/v1"},
+      {"kind", "ValidatingWebhookConfiguration"},
+      {"metadata", {{"name", name}}},
+      {"webhooks",
+       Json::array(
+           {{{"name", "validate.csiop.dev"},
+             {"clientConfig",
+              {{"url", "https://127.0.0.1:" + std::to_string(port) + "/validate-driverdeployment"},
+               {"caBundle", b64.out}}},
+             {"rules", Json::array({{{"operations", operations},
+                                     {"apiGroups", Json::array({"csiop.dev"})},
+                                     {"apiVersions", Json::array({"v1alpha1"})},
+                                     {"resources", Json::array({"driverdeployments"})},
+                                     {"scope", "Cluster"}}})},
+             {"objectSelector", {{"matchLabels", {{label, "true"}}}}},
+             {"failurePolicy", failurePolicy},
+             {"sideEffects", "None"},
+             {"timeoutSeconds", 5},
+             {"admissionReviewVersions", Json::array({"v1"})}}})}};
+  const auto r = kubectl({"apply", "-f", "-"}, config.dump());
+  EXPECT_TRUE(r.ok()) << r;
+}
+
 std::string hostpathAs(const std::string& name) {
   std::string yaml = readFile(sourceDir() / "examples/hostpath.yaml");
   const auto replaceAll = [&](const std::string& from, const std::string& to) {

@@ -66,6 +66,12 @@ std::string trimmed(std::string s);
 // In `dir`: a CA `ca`.crt/.key (openssl) and, signed by it, tls.crt/tls.key for IP 127.0.0.1,
 // the serving pair replaced last. Reports a gtest failure and returns false if openssl fails.
 bool issueServingCertificate(const std::filesystem::path& dir, const std::string& ca);
+// Registers (kubectl apply) the ValidatingWebhookConfiguration `name`: the webhook served on
+// https://127.0.0.1:`port` (CA `caBundle`), for `operations` of DriverDeployments labelled
+// `label`: "true" only, so that other suites never meet it. A gtest failure if kubectl fails.
+void registerLocalWebhook(const std::string& name, int port, const std::string& caBundle,
+                          const std::string& label, const std::vector<std::string>& operations,
+                          const std::string& failurePolicy);
 // examples/hostpath.yaml as DriverDeployment `name`, driver `name`.csi.k8s.io, namespace
 // csi-`name`: the same children under other names.
 std::string hostpathAs(const std::string& name);

@@ -132,6 +132,48 @@ RunResult execInWorkload(const std::string& script) {
   return kubectl({"exec", "-n", kWorkloadNamespace, "writer", "--", "sh", "-c", script});
 }
 
+// A pod on the real node that writes `file` into the claim `claim` at start and is ready while
+// it can read it back.
+std::string claimUser(const std::string& name, const std::string& claim, const std::string& file,
+                      const std::string& content) {
+  return R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: )" +
+         name + R"(
+  namespace: )" +
+         kWorkloadNamespace + R"(
+spec:
+  nodeSelector:
+    kubernetes.io/hostname: ")" +
+         kNode + R"("
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: )" +
+         kBusybox + R"(
+    imagePullPolicy: Never
+    command: [sh, -c, "echo )" +
+         content + " > /data/" + file + R"( && exec sleep 3600"]
+    readinessProbe:
+      exec:
+        command: [cat, /data/)" +
+         file + R"(]
+      periodSeconds: 1
+    volumeMounts:
+    - name: data
+      mountPath: /data
+  volumes:
+  - name: data
+    persistentVolumeClaim:
+      claimName: )" +
+         claim + "\n";
+}
+
+std::string writerPod() {
+  return claimUser("writer", "data", "hello", "written-by-the-pod");
+}
+
 std::string workloadManifest() {
   return R"(apiVersion: v1
 kind: PersistentVolumeClaim
@@ -147,38 +189,7 @@ spec:
     requests:
       storage: 1Gi
 ---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: writer
-  namespace: )" +
-         kWorkloadNamespace +
-         R"(
-spec:
-  nodeSelector:
-    kubernetes.io/hostname: ")" +
-         kNode +
-         R"("
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: writer
-    image: )" +
-         kBusybox +
-         R"(
-    imagePullPolicy: Never
-    command: [sh, -c, "echo written-by-the-pod > /data/hello && exec sleep 3600"]
-    readinessProbe:
-      exec:
-        command: [cat, /data/hello]
-      periodSeconds: 1
-    volumeMounts:
-    - name: data
-      mountPath: /data
-  volumes:
-  - name: data
-    persistentVolumeClaim:
-      claimName: data
-)";
+)" + writerPod();
 }
 
 class RealNode : public OwnClusterTest {
@@ -523,32 +534,7 @@ TEST_F(RealNode, DriverUpgradeRollsTheNodePluginAndTheMountedVolumeStaysReadable
 // The pod of the FUSE-style volume (a PVC of StorageClass csi-hostpath-fuse, whose volumes the
 // driver serves from its own process, as FUSE-based drivers do).
 std::string fusePod() {
-  return R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: fuse-user
-  namespace: )" +
-         kWorkloadNamespace + R"(
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    image: )" +
-         kBusybox + R"(
-    imagePullPolicy: Never
-    command: [sh, -c, "echo served-by-the-plugin > /data/fuse && exec sleep 3600"]
-    readinessProbe:
-      exec:
-        command: [cat, /data/fuse]
-      periodSeconds: 1
-    volumeMounts:
-    - name: data
-      mountPath: /data
-  volumes:
-  - name: data
-    persistentVolumeClaim:
-      claimName: fuse-data
-)";
+  return claimUser("fuse-user", "fuse-data", "fuse", "served-by-the-plugin");
 }
 
 std::string nodePluginPod() {
@@ -577,8 +563,7 @@ RunResult inFusePod(const std::string& script) {
 TEST_F(RealNode, WhenVolumesUnusedKeepsAFuseVolumeUsableWhileTheDriverImageChanges) {
   // The FUSE pod is to be the only user of the driver's volumes on the node: the writer pod
   // goes for now (its claim and data stay; it comes back after the next test).
-  ASSERT_TRUE(
-      kubectl({"delete", "pod", "writer", "-n", kWorkloadNamespace, "--wait=true"}).ok());
+  ASSERT_TRUE(kubectl({"delete", "pod", "writer", "-n", kWorkloadNamespace, "--wait=true"}).ok());
   // The mount-safe strategy, and a StorageClass whose volumes the plugin process serves.
   const auto patch = kubectl(
       {"patch", "dd", "hostpath", "--type=json", "-p",
@@ -688,19 +673,16 @@ TEST_F(RealNode, RestartingTheNodePluginUnderAFuseVolumeBreaksItWhichIsWhatTheSt
   }));
   // The writer comes back on its claim (the pod alone: the claim has grown since); the FUSE
   // volume's PV and attachment are gone.
-  const std::string manifest = workloadManifest();
-  const auto writer = kubectl({"apply", "-f", "-"}, manifest.substr(manifest.find("---\n") + 4));
+  const auto writer = kubectl({"apply", "-f", "-"}, writerPod());
   ASSERT_TRUE(writer.ok()) << writer;
-  EXPECT_TRUE(waitFor("the writer reads its volume again, the only one of the driver", 120s,
-                      [](std::string& seen) {
-                        const auto r = execInWorkload("cat /data/hello");
-                        seen = r.out + r.err + kubectl({"get", "pv,volumeattachments", "-o",
-                                                        "name"})
-                                                   .out;
-                        const Json pvs = kubectlJson({"get", "pv"});
-                        const Json vas = kubectlJson({"get", "volumeattachments"});
-                        return r.ok() && pvs["items"].size() == 1 && vas["items"].size() == 1;
-                      }));
+  EXPECT_TRUE(waitFor(
+      "the writer reads its volume again, the only one of the driver", 120s, [](std::string& seen) {
+        const auto r = execInWorkload("cat /data/hello");
+        seen = r.out + r.err + kubectl({"get", "pv,volumeattachments", "-o", "name"}).out;
+        const Json pvs = kubectlJson({"get", "pv"});
+        const Json vas = kubectlJson({"get", "volumeattachments"});
+        return r.ok() && pvs["items"].size() == 1 && vas["items"].size() == 1;
+      }));
 }
 
 TEST_F(RealNode, DeletingTheDriverUnderAMountedVolumeIsRefusedByTheChartsWebhook) {

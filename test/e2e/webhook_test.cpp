@@ -13,7 +13,6 @@ namespace csiop::e2e {
 namespace {
 
 const std::string kConfig = "csiop-e2e-webhook";
-const std::string kWebhook = "validate.csiop.dev";
 
 // A labelled variant of hostpathAs() so that the webhook sees it.
 std::string labelled(const std::string& yaml) {
@@ -77,29 +76,8 @@ protected:
   }
 
   static void registerWebhook(const std::string& failurePolicy, const std::string& caBundle) {
-    const auto b64 = bash("base64 -w0", {.input = caBundle});
-    const Json config = {
-        {"apiVersion", "admissionregistration.k8s.io/v1"},
-        {"kind", "ValidatingWebhookConfiguration"},
-        {"metadata", {{"name", kConfig}}},
-        {"webhooks",
-         Json::array({{{"name", kWebhook},
-                       {"clientConfig",
-                        {{"url", "https://127.0.0.1:" + std::to_string(port) +
-                                     "/validate-driverdeployment"},
-                         {"caBundle", b64.out}}},
-                       {"rules", Json::array({{{"operations", Json::array({"CREATE", "UPDATE"})},
-                                               {"apiGroups", Json::array({"csiop.dev"})},
-                                               {"apiVersions", Json::array({"v1alpha1"})},
-                                               {"resources", Json::array({"driverdeployments"})},
-                                               {"scope", "Cluster"}}})},
-                       {"objectSelector", {{"matchLabels", {{"csiop.dev/e2e-webhook", "true"}}}}},
-                       {"failurePolicy", failurePolicy},
-                       {"sideEffects", "None"},
-                       {"timeoutSeconds", 5},
-                       {"admissionReviewVersions", Json::array({"v1"})}}})}};
-    const auto r = kubectl({"apply", "-f", "-"}, config.dump());
-    ASSERT_TRUE(r.ok()) << r;
+    registerLocalWebhook(kConfig, port, caBundle, "csiop.dev/e2e-webhook", {"CREATE", "UPDATE"},
+                         failurePolicy);
   }
 
   // `kubectl apply` of `yaml`; the combined output.

@@ -9,6 +9,7 @@
 namespace csiop::webhook {
 namespace {
 
+using api::member;
 using api::metadataField;
 using api::stringField;
 
@@ -26,11 +27,6 @@ std::string withoutObjectPrefix(const std::string& line) {
     }
   }
   return line;
-}
-
-const Json& member(const Json& object, const char* key) {
-  static const Json kNull;
-  return object.is_object() && object.contains(key) ? object[key] : kNull;
 }
 
 std::string annotation(const Json& object, const char* key) {

@@ -10,21 +10,13 @@
 namespace csiop::controller {
 namespace {
 
+using api::member;
 using api::metadataField;
 using api::stringField;
 
-const Json& field(const Json& object, const char* key) {
-  static const Json kNull;
-  if (!object.is_object()) {
-    return kNull;
-  }
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
 // A pod that `kubectl drain` leaves in place: a DaemonSet's, or a static pod's mirror.
 bool drainLeaves(const Json& pod) {
-  const Json& owners = field(field(pod, "metadata"), "ownerReferences");
+  const Json& owners = member(member(pod, "metadata"), "ownerReferences");
   if (!owners.is_array()) {
     return false;
   }
@@ -35,7 +27,7 @@ bool drainLeaves(const Json& pod) {
 }
 
 bool ready(const Json& pod) {
-  const Json& conditions = field(field(pod, "status"), "conditions");
+  const Json& conditions = member(member(pod, "status"), "conditions");
   if (!conditions.is_array()) {
     return false;
   }
@@ -59,30 +51,30 @@ std::map<std::string, NodeVolumeUsers> volumeUsersByNode(const std::string& driv
                                                          const std::vector<const Json*>& pods) {
   std::set<std::string> claims; // "namespace/name" bound to a volume of the driver
   for (const Json* pv : pvs) {
-    const Json& spec = field(*pv, "spec");
-    if (stringField(field(spec, "csi"), "driver") == driverName) {
-      const Json& ref = field(spec, "claimRef");
+    const Json& spec = member(*pv, "spec");
+    if (stringField(member(spec, "csi"), "driver") == driverName) {
+      const Json& ref = member(spec, "claimRef");
       claims.insert(stringField(ref, "namespace") + "/" + stringField(ref, "name"));
     }
   }
   std::map<std::string, NodeVolumeUsers> out;
   for (const Json* pod : pods) {
-    const std::string node = stringField(field(*pod, "spec"), "nodeName");
+    const std::string node = stringField(member(*pod, "spec"), "nodeName");
     if (node.empty() || podTerminated(*pod)) {
       continue;
     }
     const std::string ns = metadataField(*pod, "namespace");
     const std::string name = metadataField(*pod, "name");
     bool uses = false;
-    const Json& volumes = field(field(*pod, "spec"), "volumes");
+    const Json& volumes = member(member(*pod, "spec"), "volumes");
     for (const Json& v : volumes.is_array() ? volumes : Json::array()) {
-      if (stringField(field(v, "csi"), "driver") == driverName) {
+      if (stringField(member(v, "csi"), "driver") == driverName) {
         uses = true;
       } else if (const std::string claim =
-                     stringField(field(v, "persistentVolumeClaim"), "claimName");
+                     stringField(member(v, "persistentVolumeClaim"), "claimName");
                  !claim.empty()) {
         uses |= claims.contains(ns + "/" + claim);
-      } else if (field(v, "ephemeral").is_object()) {
+      } else if (member(v, "ephemeral").is_object()) {
         uses |= claims.contains(ns + "/" + name + "-" + stringField(v, "name"));
       }
     }
@@ -102,14 +94,14 @@ std::string currentRevisionHash(const std::vector<const Json*>& revisions,
   std::int64_t newest = -1;
   std::string hash;
   for (const Json* r : revisions) {
-    const Json& owners = field(field(*r, "metadata"), "ownerReferences");
+    const Json& owners = member(member(*r, "metadata"), "ownerReferences");
     const bool owned = owners.is_array() &&
                        std::any_of(owners.begin(), owners.end(),
                                    [&](const Json& o) { return stringField(o, "uid") == dsUid; });
-    const Json& revision = field(*r, "revision");
+    const Json& revision = member(*r, "revision");
     if (owned && revision.is_number_integer() && revision.get<std::int64_t>() > newest) {
       newest = revision.get<std::int64_t>();
-      hash = stringField(field(field(*r, "metadata"), "labels"), "controller-revision-hash");
+      hash = stringField(member(member(*r, "metadata"), "labels"), "controller-revision-hash");
     }
   }
   return hash;
@@ -144,12 +136,12 @@ NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
   std::int32_t podsUnavailable = 0;
   std::vector<const Json*> outdated;
   for (const Json* pod : in.pluginPods) {
-    const bool terminating = field(field(*pod, "metadata"), "deletionTimestamp").is_string();
+    const bool terminating = member(member(*pod, "metadata"), "deletionTimestamp").is_string();
     if (terminating || !ready(*pod)) {
       ++podsUnavailable;
     }
     const std::string hash =
-        stringField(field(field(*pod, "metadata"), "labels"), "controller-revision-hash");
+        stringField(member(member(*pod, "metadata"), "labels"), "controller-revision-hash");
     if (hash == in.currentHash) {
       ++plan.updated;
     } else if (!terminating) {
@@ -159,11 +151,12 @@ NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
   unavailable = std::max(unavailable, podsUnavailable);
   plan.outdated = static_cast<std::int32_t>(outdated.size());
   std::sort(outdated.begin(), outdated.end(), [](const Json* a, const Json* b) {
-    return stringField(field(*a, "spec"), "nodeName") < stringField(field(*b, "spec"), "nodeName");
+    return stringField(member(*a, "spec"), "nodeName") <
+           stringField(member(*b, "spec"), "nodeName");
   });
   std::int32_t budget = in.maxUnavailable - unavailable;
   for (const Json* pod : outdated) {
-    const std::string node = stringField(field(*pod, "spec"), "nodeName");
+    const std::string node = stringField(member(*pod, "spec"), "nodeName");
     const auto usersIt = in.users.find(node);
     const NodeVolumeUsers none;
     const NodeVolumeUsers& users = usersIt == in.users.end() ? none : usersIt->second;
@@ -173,7 +166,7 @@ NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
                              ? Flag::No
                              : flagAnnotation(*nodeObject, kAllowNodePluginUpdateAnnotation);
     const bool cordoned =
-        nodeObject != nullptr && api::isTrue(field(*nodeObject, "spec"), "unschedulable");
+        nodeObject != nullptr && api::isTrue(member(*nodeObject, "spec"), "unschedulable");
     std::string why;
     if (users.pods.empty()) {
       why = "no pod on the node uses a volume of the driver";

@@ -7,26 +7,18 @@
 namespace csiop::controller {
 namespace {
 
+using api::member;
 using api::metadataField;
 using api::stringField;
 
-const Json& field(const Json& object, const char* key) {
-  static const Json kNull;
-  if (!object.is_object()) {
-    return kNull;
-  }
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
 std::vector<std::string> inlineDrivers(const Json& pod) {
   std::vector<std::string> out;
-  const Json& volumes = field(field(pod, "spec"), "volumes");
+  const Json& volumes = member(member(pod, "spec"), "volumes");
   if (!volumes.is_array()) {
     return out;
   }
   for (const Json& v : volumes) {
-    if (std::string d = stringField(field(v, "csi"), "driver"); !d.empty()) {
+    if (std::string d = stringField(member(v, "csi"), "driver"); !d.empty()) {
       out.push_back(std::move(d));
     }
   }
@@ -52,7 +44,7 @@ std::string someOf(std::vector<std::string> names, std::size_t shown) {
 } // namespace
 
 bool podTerminated(const Json& pod) {
-  const std::string phase = stringField(field(pod, "status"), "phase");
+  const std::string phase = stringField(member(pod, "status"), "phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -61,12 +53,12 @@ VolumeUsage volumeUsage(const std::string& driverName, const std::vector<const J
                         const std::vector<const Json*>& pods) {
   VolumeUsage u;
   for (const Json* pv : pvs) {
-    if (stringField(field(field(*pv, "spec"), "csi"), "driver") == driverName) {
+    if (stringField(member(member(*pv, "spec"), "csi"), "driver") == driverName) {
       u.persistentVolumes.push_back(metadataField(*pv, "name"));
     }
   }
   for (const Json* va : volumeAttachments) {
-    if (stringField(field(*va, "spec"), "attacher") == driverName) {
+    if (stringField(member(*va, "spec"), "attacher") == driverName) {
       u.volumeAttachments.push_back(metadataField(*va, "name"));
     }
   }
@@ -104,11 +96,11 @@ std::string describe(const VolumeUsage& u, std::size_t names) {
 std::vector<std::string> driversUsedBy(const Json& object) {
   const std::string kind = stringField(object, "kind");
   if (kind == "PersistentVolume") {
-    std::string d = stringField(field(field(object, "spec"), "csi"), "driver");
+    std::string d = stringField(member(member(object, "spec"), "csi"), "driver");
     return d.empty() ? std::vector<std::string>{} : std::vector<std::string>{std::move(d)};
   }
   if (kind == "VolumeAttachment") {
-    std::string d = stringField(field(object, "spec"), "attacher");
+    std::string d = stringField(member(object, "spec"), "attacher");
     return d.empty() ? std::vector<std::string>{} : std::vector<std::string>{std::move(d)};
   }
   if (kind == "Pod") {
@@ -118,17 +110,17 @@ std::vector<std::string> driversUsedBy(const Json& object) {
 }
 
 bool keepVolumeUser(Json& pod) {
-  const Json& volumes = field(field(pod, "spec"), "volumes");
+  const Json& volumes = member(member(pod, "spec"), "volumes");
   Json kept = Json::array();
   if (volumes.is_array()) {
     for (const Json& v : volumes) {
-      Json slim = {{"name", field(v, "name")}};
-      if (const Json& claim = field(field(v, "persistentVolumeClaim"), "claimName");
+      Json slim = {{"name", member(v, "name")}};
+      if (const Json& claim = member(member(v, "persistentVolumeClaim"), "claimName");
           claim.is_string()) {
         slim["persistentVolumeClaim"] = {{"claimName", claim}};
-      } else if (const Json& driver = field(field(v, "csi"), "driver"); driver.is_string()) {
+      } else if (const Json& driver = member(member(v, "csi"), "driver"); driver.is_string()) {
         slim["csi"] = {{"driver", driver}};
-      } else if (field(v, "ephemeral").is_object()) {
+      } else if (member(v, "ephemeral").is_object()) {
         slim["ephemeral"] = Json::object(); // its claim is named <pod>-<volume>
       } else {
         continue;
@@ -139,25 +131,25 @@ bool keepVolumeUser(Json& pod) {
   if (kept.empty()) {
     return false;
   }
-  const Json& meta = field(pod, "metadata");
+  const Json& meta = member(pod, "metadata");
   Json slimMeta = Json::object();
   for (const char* key : {"name", "namespace", "uid", "resourceVersion", "deletionTimestamp"}) {
-    if (const Json& value = field(meta, key); !value.is_null()) {
+    if (const Json& value = member(meta, key); !value.is_null()) {
       slimMeta[key] = value;
     }
   }
-  if (const Json& owners = field(meta, "ownerReferences"); owners.is_array()) {
+  if (const Json& owners = member(meta, "ownerReferences"); owners.is_array()) {
     Json kinds = Json::array();
     for (const Json& o : owners) {
-      kinds.push_back({{"kind", field(o, "kind")}, {"name", field(o, "name")}});
+      kinds.push_back({{"kind", member(o, "kind")}, {"name", member(o, "name")}});
     }
     slimMeta["ownerReferences"] = std::move(kinds);
   }
   Json slim = {{"metadata", std::move(slimMeta)},
-               {"spec", {{"nodeName", field(field(pod, "spec"), "nodeName")}, {"volumes", kept}}},
-               {"status", {{"phase", field(field(pod, "status"), "phase")}}}};
+               {"spec", {{"nodeName", member(member(pod, "spec"), "nodeName")}, {"volumes", kept}}},
+               {"status", {{"phase", member(member(pod, "status"), "phase")}}}};
   for (const char* key : {"apiVersion", "kind"}) {
-    if (const Json& value = field(pod, key); !value.is_null()) {
+    if (const Json& value = member(pod, key); !value.is_null()) {
       slim[key] = value;
     }
   }

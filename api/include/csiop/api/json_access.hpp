@@ -9,6 +9,17 @@
 
 namespace csiop::api {
 
+// object[key], or a null that lives forever when `object` is not an object or has no `key`:
+// for reading nested fields without a check at every level.
+inline const Json& member(const Json& object, std::string_view key) {
+  static const Json kNull;
+  if (!object.is_object()) {
+    return kNull;
+  }
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
 inline std::string stringField(const Json& object, std::string_view key,
                                std::string fallback = {}) {
   if (object.is_object()) {
