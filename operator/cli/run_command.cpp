@@ -18,6 +18,7 @@ struct RunOptions {
   std::string logFormat = "text";
   int verbosity = 0;
   std::string resyncPeriod = "10m";
+  std::string configPollPeriod = "10s";
 };
 
 // %* in a pattern: the message as a JSON string (quoted and escaped).
@@ -117,12 +118,22 @@ Command addRun(CLI::App& app) {
         return d && *d >= 1 ? std::string() : "must be a Go duration of at least 1s";
       })
       ->capture_default_str();
+  cmd->add_option("--config-poll-period", o->configPollPeriod,
+                  "Read the ConfigMaps and Secrets that a driver's pods reference this often, "
+                  "rolling the pods when their content changes (Go duration)")
+      ->check([](const std::string& s) {
+        const auto d = api::formats::goDuration(s);
+        return d && *d >= 1 ? std::string() : "must be a Go duration of at least 1s";
+      })
+      ->capture_default_str();
   cmd->add_flag("!--no-install-crds", m.installCrds,
                 "Do not install or upgrade the DriverDeployment CRD at start");
   return [o](Streams&) {
     setupLogging(*o);
     o->manager.resyncPeriod =
         std::chrono::seconds(static_cast<long>(*api::formats::goDuration(o->resyncPeriod)));
+    o->manager.configPollPeriod =
+        std::chrono::seconds(static_cast<long>(*api::formats::goDuration(o->configPollPeriod)));
     return controller::runManager(o->manager);
   };
 }

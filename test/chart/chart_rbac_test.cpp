@@ -209,6 +209,11 @@ TEST(ChartRbac, TheOperatorMayManageEveryKindItRenders) {
   }
   // Node plugin pods replaced one by one (WhenVolumesUnused).
   EXPECT_TRUE(covers(held, "", "pods", "delete", "any-namespace", "any-name"));
+  // Referenced configuration, read by name only (config hashes).
+  EXPECT_TRUE(covers(held, "", "configmaps", "get", "any-namespace", "any-name"));
+  EXPECT_TRUE(covers(held, "", "secrets", "get", "any-namespace", "any-name"));
+  EXPECT_FALSE(covers(held, "", "configmaps", "list", "any-namespace", ""));
+  EXPECT_FALSE(covers(held, "", "secrets", "list", "any-namespace", ""));
   EXPECT_TRUE(covers(held, "", "events", "create", "default", ""));
   EXPECT_TRUE(covers(held, "apiextensions.k8s.io", "customresourcedefinitions", "patch", "",
                      "driverdeployments.csiop.dev"));

@@ -91,9 +91,9 @@ asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& cli
 // DriverDeployments it concerns.
 struct Controllers {
   Controllers(kube::Client& client, const kube::ResourceRef& csiDriverApi,
-              runtime::WorkQueue& queue)
+              runtime::WorkQueue& queue, std::chrono::milliseconds configPollPeriod)
       : caches(client, csiDriverApi), events(client, nowRfc3339),
-        reconciler(client, caches, events, nowRfc3339) {
+        reconciler(client, caches, events, nowRfc3339, configPollPeriod) {
     for (Informer* informer : caches.all()) {
       informer->onChange([this, &queue](const Json* old, const Json* updated) {
         for (const Json* o : {old, updated}) {
@@ -313,7 +313,8 @@ int runManager(const ManagerOptions& options) {
           }
           const kube::ResourceRef* csiDriverApi =
               co_await discoverCsiDriverApi(*client, options.installCrds);
-          ctl = std::make_unique<Controllers>(*client, *csiDriverApi, queue);
+          ctl = std::make_unique<Controllers>(*client, *csiDriverApi, queue,
+                                              options.configPollPeriod);
           if (options.webhookPort > 0) {
             const std::string host = options.webhookHost.find(':') != std::string::npos
                                          ? "[" + options.webhookHost + "]"

@@ -12,11 +12,13 @@
 #include <csiop/api/load.hpp>
 #include <csiop/controller/compare.hpp>
 #include <csiop/controller/concurrently.hpp>
+#include <csiop/controller/config_hash.hpp>
 #include <csiop/controller/decisions.hpp>
 #include <csiop/controller/node_rollout.hpp>
 #include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/controller/volume_usage.hpp>
+#include <csiop/render/config_refs.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::controller {
@@ -78,8 +80,9 @@ bool hasFinalizer(const Json& dd) {
 } // namespace
 
 Reconciler::Reconciler(kube::Client& client, Caches& caches, EventRecorder& events,
-                       std::function<std::string()> now)
-    : client_(client), caches_(caches), events_(events), now_(std::move(now)) {}
+                       std::function<std::string()> now, std::chrono::milliseconds configPollPeriod)
+    : client_(client), caches_(caches), events_(events), now_(std::move(now)),
+      configPollPeriod_(configPollPeriod) {}
 
 const Json* Reconciler::live(const Json& desired) {
   const ObjectKey k = keyOf(desired);
@@ -336,7 +339,10 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     co_await ensureFinalizer(dd);
   }
 
-  const std::vector<Json> objects = render::render(object, {.csiDriverV1 = csiDriverV1()});
+  std::vector<Json> objects = render::render(object, {.csiDriverV1 = csiDriverV1()});
+  // Pods roll when a ConfigMap or Secret they reference changes: its content hash on the
+  // workload's pod template. Those objects are read again every configPollPeriod_.
+  const bool pollConfig = co_await annotateConfigHashes(objects, object, o);
   const auto driverIt = std::find_if(objects.begin(), objects.end(),
                                      [](const Json& x) { return x["kind"] == "CSIDriver"; });
   const Json& desiredDriver = *driverIt;
@@ -482,7 +488,73 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   if (!o.applyErrors.empty()) {
     co_return ReconcileResult{ReconcileResult::Outcome::Error, {}, o.applyErrors.front()};
   }
+  if (pollConfig) {
+    co_return ReconcileResult{ReconcileResult::Outcome::Requeue, configPollPeriod_, {}};
+  }
   co_return ReconcileResult{};
+}
+
+asio::awaitable<bool> Reconciler::annotateConfigHashes(std::vector<Json>& objects,
+                                                       const api::DriverDeployment& object,
+                                                       Observed& o) {
+  const api::Effective e = api::resolve(object);
+  // What was read, by reference: the object, nullopt if absent; an unreadable one is absent
+  // from the map and named in `unreadable`.
+  std::map<std::string, std::optional<Json>> read;
+  std::map<std::string, std::string> unreadable;
+  bool any = false;
+  for (Json& workload : objects) {
+    const std::string kind = stringField(workload, "kind");
+    if (kind != "DaemonSet" && kind != "Deployment" && kind != "StatefulSet") {
+      continue;
+    }
+    std::vector<render::ConfigReference> refs = render::configReferences(workload);
+    const std::string what = kind == "DaemonSet" ? "the node plugin" : "the controller";
+    for (auto& r : render::storageClassSecrets(e, what == "the controller")) {
+      refs.push_back(std::move(r));
+    }
+    if (refs.empty()) {
+      continue;
+    }
+    any = true;
+    std::vector<ReadReference> contents;
+    bool complete = true;
+    for (const render::ConfigReference& ref : refs) {
+      const std::string key = ref.str();
+      if (!read.contains(key) && !unreadable.contains(key)) {
+        try {
+          const auto& resource =
+              ref.kind == "ConfigMap" ? kube::resources::configmaps : kube::resources::secrets;
+          read[key] = co_await client_.get(resource, ref.namespace_, ref.name);
+        } catch (const kube::ApiError& err) {
+          if (err.isNotFound()) {
+            read[key] = std::nullopt;
+          } else {
+            unreadable[key] = err.what();
+          }
+        } catch (const kube::TransportError& err) {
+          unreadable[key] = err.what();
+        }
+      }
+      if (const auto it = unreadable.find(key); it != unreadable.end()) {
+        o.configProblems.push_back("cannot read " + key + " (referenced by " + what +
+                                   "): " + it->second + "; its pods keep their configuration");
+        complete = false;
+        continue;
+      }
+      const std::optional<Json>& content = read[key];
+      if (!content && !ref.optional) {
+        o.configProblems.push_back(key + " (referenced by " + what + ") does not exist");
+      }
+      contents.emplace_back(ref, content);
+    }
+    if (complete) {
+      render::setConfigHash(workload, configContentHash(contents));
+    } else if (const Json* l = live(workload); l != nullptr && !render::configHash(*l).empty()) {
+      render::setConfigHash(workload, render::configHash(*l)); // no roll on a failed read
+    }
+  }
+  co_return any;
 }
 
 asio::awaitable<void> Reconciler::rollNodePlugins(const api::DriverDeployment& object,

@@ -127,6 +127,8 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
     set(make(condition::kDegraded, true, "ApplyFailed", joined(o.applyErrors), g));
   } else if (!o.annotationProblems.empty()) {
     set(make(condition::kDegraded, true, "InvalidAnnotation", joined(o.annotationProblems), g));
+  } else if (!o.configProblems.empty()) {
+    set(make(condition::kDegraded, true, "ConfigUnavailable", joined(o.configProblems), g));
   } else if (!o.podProblems.empty()) {
     set(make(condition::kDegraded, true, "PodsFailing", summarizeProblems(o.podProblems), g));
   } else {

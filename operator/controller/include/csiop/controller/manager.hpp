@@ -18,6 +18,8 @@ struct ManagerOptions {
   std::string healthProbeBindAddress = ":8081";
   int workers = 4; // reconciles in flight (different keys)
   std::chrono::seconds resyncPeriod{600};
+  // How often the ConfigMaps and Secrets the workloads reference are read (by GET) again.
+  std::chrono::seconds configPollPeriod{10};
   bool installCrds = true;
   // The validating admission webhook, served by every replica (leader or not)
   // on HTTPS port `webhookPort` (0: off) with tls.crt/tls.key from

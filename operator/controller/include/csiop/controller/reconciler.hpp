@@ -30,7 +30,8 @@ struct ReconcileResult {
 class Reconciler {
 public:
   Reconciler(kube::Client& client, Caches& caches, EventRecorder& events,
-             std::function<std::string()> now);
+             std::function<std::string()> now,
+             std::chrono::milliseconds configPollPeriod = std::chrono::seconds(10));
 
   boost::asio::awaitable<ReconcileResult> reconcile(std::string name);
 
@@ -62,6 +63,12 @@ private:
   // Drops the owner reference and owner marks: the object stays, unmanaged.
   boost::asio::awaitable<void> orphan(const api::Json& child);
   void noteUnmanaged(const api::Json& child, Observed& o);
+  // Reads the ConfigMaps and Secrets each workload among `objects` references and sets their
+  // content hash on its pod template; true if any workload references one (it is then read
+  // again every configPollPeriod_). An object that cannot be read keeps the live hash.
+  boost::asio::awaitable<bool> annotateConfigHashes(std::vector<api::Json>& objects,
+                                                    const api::DriverDeployment& object,
+                                                    Observed& o);
   // updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin pods the plan
   // allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<void> rollNodePlugins(const api::DriverDeployment& object,
@@ -84,6 +91,7 @@ private:
   Caches& caches_;
   EventRecorder& events_;
   std::function<std::string()> now_;
+  std::chrono::milliseconds configPollPeriod_;
   std::map<std::string, Applied> applied_; // by "Kind ns/name"
   std::set<std::string> forcedDeletions_;  // uids whose forced deletion has an Event
   // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).

@@ -63,6 +63,8 @@ struct Observed {
   std::vector<api::UnmanagedObject> unmanaged;
   // Annotations with values the operator does not understand (one line each).
   std::vector<std::string> annotationProblems;
+  // Referenced ConfigMaps and Secrets that do not exist or cannot be read (one line each).
+  std::vector<std::string> configProblems;
 };
 
 // A new status from the observation, carrying over lastTransitionTime of
