@@ -76,6 +76,12 @@ std::string eventReasons(const std::string& dd) {
       .out;
 }
 
+std::string dsConfigHash(const std::string& dd) {
+  return kubectl({"get", "ds", dd + "-node", "-n", "csi-" + dd, "-o",
+                  R"(jsonpath={.spec.template.metadata.annotations.csiop\.dev/config-hash})"})
+      .out;
+}
+
 std::string dsArgs(const std::string& dd) {
   return kubectl({"get", "ds", dd + "-node", "-n", "csi-" + dd, "-o",
                   "jsonpath={.spec.template.spec.containers[0].args}"})
@@ -96,7 +102,8 @@ protected:
     op = std::make_unique<OperatorProcess>(
         "lifecycle-operator.log",
         std::vector<std::string>{"--webhook-port", std::to_string(port), "--webhook-host",
-                                 "127.0.0.1", "--webhook-cert-dir", dir.string()});
+                                 "127.0.0.1", "--webhook-cert-dir", dir.string(),
+                                 "--config-poll-period", "2s"});
     ASSERT_TRUE(op->waitReady(60s));
     registerLocalWebhook(kConfig, port, readFile(dir / "lifecycle-ca.crt"), kLabel,
                          {"CREATE", "UPDATE", "DELETE"}, "Fail");
@@ -110,7 +117,7 @@ protected:
     kubectl({"delete", "volumeattachment", "e2e-guarded-va", "--ignore-not-found"});
     kubectl({"delete", "pv", "e2e-guarded-pv", "e2e-forced-pv", "e2e-orphaned-pv",
              "--ignore-not-found"});
-    for (const char* dd : {"guarded", "forced", "orphaned", "paused", "handsoff"}) {
+    for (const char* dd : {"guarded", "forced", "orphaned", "paused", "handsoff", "configured"}) {
       kubectl({"patch", "dd", dd, "--type=merge", "-p", R"({"spec":{"paused":false}})"});
       kubectl({"annotate", "dd", dd, "csiop.dev/force-delete=true", "--overwrite"});
       deleteDd(dd);
@@ -383,6 +390,76 @@ TEST_F(Lifecycle, AnUnmanagedChildIsOrphanedNotDeletedWithItsDriverDeployment) {
   EXPECT_TRUE(exists({"ds", "handsoff-node", "-n", "csi-handsoff"}));
   EXPECT_NE(eventReasons("handsoff").find("Orphaned"), std::string::npos);
   kubectl({"delete", "ds", "handsoff-node", "-n", "csi-handsoff"});
+}
+
+TEST_F(Lifecycle, AChangedConfigMapOrSecretRollsTheNodePlugin) {
+  ASSERT_TRUE(created("configured", R"(  node:
+    driver:
+      env:
+      - name: LEVEL
+        valueFrom: {configMapKeyRef: {name: driver-settings, key: level}}
+      - name: TOKEN
+        valueFrom: {secretKeyRef: {name: driver-token, key: token}}
+)"));
+  // Neither exists yet: said, and the workload is there all the same (its pods wait for them).
+  EXPECT_TRUE(
+      waitFor("Degraded names the missing ConfigMap and Secret", 30s, [](std::string& seen) {
+        seen = conditionField("configured", "Degraded", "message");
+        return conditionField("configured", "Degraded", "reason") == "ConfigUnavailable" &&
+               seen.find("ConfigMap csi-configured/driver-settings (referenced by "
+                         "the node plugin) does not exist") != std::string::npos &&
+               seen.find("Secret csi-configured/driver-token") != std::string::npos;
+      }));
+  const std::string absent = dsConfigHash("configured");
+  ASSERT_EQ(absent.size(), 32u);
+
+  ASSERT_TRUE(apply(R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: driver-settings, namespace: csi-configured}
+data: {level: "1"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: driver-token, namespace: csi-configured}
+stringData: {token: first}
+)"));
+  std::string first;
+  EXPECT_TRUE(waitFor("the pod template gets the content hash", 30s, [&](std::string& seen) {
+    first = seen = dsConfigHash("configured");
+    return first.size() == 32 && first != absent &&
+           conditionField("configured", "Degraded", "reason") != "ConfigUnavailable";
+  }));
+  const std::string generation = kubectl({"get", "ds", "configured-node", "-n", "csi-configured",
+                                          "-o", "jsonpath={.metadata.generation}"})
+                                     .out;
+  // Polling finds nothing new: nothing changes (three poll periods).
+  ASSERT_TRUE(
+      kubectl({"label", "configmap", "driver-settings", "-n", "csi-configured", "x=y"}).ok());
+  std::this_thread::sleep_for(6s);
+  EXPECT_EQ(dsConfigHash("configured"), first) << "metadata is not content";
+  EXPECT_EQ(kubectl({"get", "ds", "configured-node", "-n", "csi-configured", "-o",
+                     "jsonpath={.metadata.generation}"})
+                .out,
+            generation);
+
+  ASSERT_TRUE(kubectl({"patch", "configmap", "driver-settings", "-n", "csi-configured",
+                       "--type=merge", "-p", R"({"data":{"level":"2"}})"})
+                  .ok());
+  std::string second;
+  EXPECT_TRUE(waitFor("a changed ConfigMap rolls the DaemonSet", 30s, [&](std::string& seen) {
+    second = seen = dsConfigHash("configured");
+    return second != first;
+  }));
+  ASSERT_TRUE(kubectl({"patch", "secret", "driver-token", "-n", "csi-configured", "--type=merge",
+                       "-p", R"({"stringData":{"token":"s3cr3t-second"}})"})
+                  .ok());
+  EXPECT_TRUE(waitFor("a changed Secret rolls it too", 30s, [&](std::string& seen) {
+    seen = dsConfigHash("configured");
+    return seen != second && seen != first;
+  }));
+  // The hash says nothing of the content, and the operator kept none: only the hash is there.
+  const Json ds = kubectlJson({"get", "ds", "configured-node", "-n", "csi-configured"});
+  EXPECT_EQ(ds.dump().find("s3cr3t"), std::string::npos);
 }
 
 } // namespace
