@@ -7,6 +7,7 @@
 // other.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "harness.hpp"
@@ -117,7 +118,12 @@ protected:
     kubectl({"delete", "volumeattachment", "e2e-guarded-va", "--ignore-not-found"});
     kubectl({"delete", "pv", "e2e-guarded-pv", "e2e-forced-pv", "e2e-orphaned-pv",
              "--ignore-not-found"});
-    for (const char* dd : {"guarded", "forced", "orphaned", "paused", "handsoff", "configured"}) {
+    kubectl({"delete", "pod", "-n", "default", "e2e-rolling-user", "--ignore-not-found",
+             "--grace-period=0", "--force"});
+    kubectl({"delete", "pv", "e2e-rolling-pv", "--ignore-not-found"});
+    kubectl({"annotate", "node", "--all", "csiop.dev/allow-node-plugin-update-"});
+    for (const char* dd :
+         {"guarded", "forced", "orphaned", "paused", "handsoff", "configured", "rolling"}) {
       kubectl({"patch", "dd", dd, "--type=merge", "-p", R"({"spec":{"paused":false}})"});
       kubectl({"annotate", "dd", dd, "csiop.dev/force-delete=true", "--overwrite"});
       deleteDd(dd);
@@ -460,6 +466,95 @@ stringData: {token: first}
   // The hash says nothing of the content, and the operator kept none: only the hash is there.
   const Json ds = kubectlJson({"get", "ds", "configured-node", "-n", "csi-configured"});
   EXPECT_EQ(ds.dump().find("s3cr3t"), std::string::npos);
+}
+
+// node -> "pod@controller-revision-hash" of the DriverDeployment's node plugin pods.
+std::map<std::string, std::string> pluginPods(const std::string& dd) {
+  std::map<std::string, std::string> out;
+  const Json pods = kubectlJson(
+      {"get", "pods", "-n", "csi-" + dd, "-l", "app.kubernetes.io/component=node-plugin"});
+  for (const auto& p : pods["items"]) {
+    if (!p["metadata"].contains("deletionTimestamp")) {
+      out[p["spec"].value("nodeName", "")] =
+          p["metadata"].value("name", "") + "@" +
+          p["metadata"]["labels"].value("controller-revision-hash", "");
+    }
+  }
+  return out;
+}
+
+TEST_F(Lifecycle, WhenVolumesUnusedReplacesPluginsOnlyWhereNoVolumeIsInUseOrTheAdminAllows) {
+  ASSERT_TRUE(created("rolling", "  node: {updateStrategy: {type: WhenVolumesUnused}}\n"));
+  registerDriverOnNodes(driverOf("rolling"));
+  const Json nodes = kubectlJson({"get", "nodes"});
+  ASSERT_GE(nodes["items"].size(), 2u);
+  const std::string busy = nodes["items"][0]["metadata"]["name"];
+  const std::string idle = nodes["items"][1]["metadata"]["name"];
+  // A pod on `busy` using a claim bound to a volume of the driver.
+  ASSERT_TRUE(apply(persistentVolume("e2e-rolling-pv", driverOf("rolling")) +
+                    "  claimRef: {namespace: default, name: rolling-claim}\n"));
+  ASSERT_TRUE(apply("apiVersion: v1\nkind: Pod\nmetadata: {name: e2e-rolling-user, namespace: "
+                    "default}\nspec:\n  nodeName: " +
+                    busy +
+                    "\n  containers: [{name: app, image: busybox}]\n  volumes: [{name: data, "
+                    "persistentVolumeClaim: {claimName: rolling-claim}}]\n"));
+  std::map<std::string, std::string> before;
+  ASSERT_TRUE(waitFor("a node plugin pod on each node, ready", 60s, [&](std::string& seen) {
+    before = pluginPods("rolling");
+    seen = ::testing::PrintToString(before);
+    return before.size() == nodes["items"].size() && ddCondition("rolling", "Ready") == "True";
+  }));
+  EXPECT_EQ(kubectl({"get", "ds", "rolling-node", "-n", "csi-rolling", "-o",
+                     "jsonpath={.spec.updateStrategy.type}"})
+                .out,
+            "OnDelete");
+
+  ASSERT_TRUE(kubectl({"patch", "dd", "rolling", "--type=json", "-p",
+                       R"([{"op":"add","path":"/spec/driver/args/-","value":"--v=6"}])"})
+                  .ok());
+  EXPECT_TRUE(waitFor(
+      "the idle node's plugin is replaced, the busy one's waits", 60s, [&](std::string& seen) {
+        const auto now = pluginPods("rolling");
+        seen = ::testing::PrintToString(now) +
+               kubectl({"get", "dd", "rolling", "-o", "jsonpath={.status.nodes.waiting}"}).out;
+        return now.count(idle) && now.at(idle) != before.at(idle) && now.count(busy) &&
+               now.at(busy) == before.at(busy) &&
+               seen.find("\"reason\":\"VolumesInUse\"") != std::string::npos &&
+               seen.find("default/e2e-rolling-user") != std::string::npos;
+      }));
+  EXPECT_EQ(conditionField("rolling", "Progressing", "reason"), "NodePluginUpdateWaiting");
+
+  // An annotation value that is not a boolean: said, and the plugin still waits.
+  ASSERT_TRUE(kubectl({"annotate", "node", busy, "csiop.dev/allow-node-plugin-update=yes"}).ok());
+  EXPECT_TRUE(waitFor("the waiting node reports the bad annotation", 30s, [&](std::string& seen) {
+    seen = kubectl({"get", "dd", "rolling", "-o", "jsonpath={.status.nodes.waiting}"}).out;
+    return seen.find("\"reason\":\"InvalidAnnotation\"") != std::string::npos;
+  }));
+  EXPECT_EQ(pluginPods("rolling").at(busy), before.at(busy));
+  // The admin allows it: replaced despite the volume.
+  ASSERT_TRUE(
+      kubectl({"annotate", "node", busy, "csiop.dev/allow-node-plugin-update=true", "--overwrite"})
+          .ok());
+  EXPECT_TRUE(
+      waitFor("the allowed node's plugin is replaced; nothing waits", 60s, [&](std::string& seen) {
+        const auto now = pluginPods("rolling");
+        seen = ::testing::PrintToString(now) +
+               kubectl({"get", "dd", "rolling", "-o", "jsonpath={.status.nodes}"}).out;
+        return now.count(busy) && now.at(busy) != before.at(busy) &&
+               seen.find("waiting") == std::string::npos &&
+               seen.find("\"updated\":" + std::to_string(nodes["items"].size())) !=
+                   std::string::npos;
+      }));
+  const auto events = kubectl({"get", "events", "-n", "default", "--field-selector",
+                               "involvedObject.name=rolling,reason=NodePluginReplaced", "-o",
+                               "jsonpath={.items[*].message}"});
+  EXPECT_NE(events.out.find("on node " + idle + ": no pod on the node uses a volume of the driver"),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.out.find("on node " + busy +
+                            ": the node is annotated csiop.dev/allow-node-plugin-update=true"),
+            std::string::npos)
+      << events;
 }
 
 } // namespace
