@@ -1,6 +1,7 @@
 #include <csiop/controller/caches.hpp>
 
 #include <csiop/controller/node_rollout.hpp>
+#include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/render/render.hpp>
 
@@ -40,6 +41,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
       volumeAttachments(client, r::volumeattachments), volumeUsers(client, r::pods),
       nodes(client, r::nodes),
       controllerRevisions(client, r::controllerrevisions, render::kOwnerLabel) {
+  pods.setTransform(keepWorkloadPod);
   volumeUsers.setTransform(keepVolumeUser);
   nodes.setTransform(cutDownNode);
   controllerRevisions.setTransform([](Json& revision) {

@@ -71,6 +71,19 @@ void trim(Json& object) {
   }
 }
 
+// Whether two versions of an object differ in more than their resourceVersion: with a
+// transform, most updates (a kubelet's status heartbeat, a node's) change only what the
+// transform cut away, and the handlers need not hear of them.
+bool sameButVersion(const Json& a, const Json& b) {
+  const auto withoutVersion = [](Json o) {
+    if (const auto meta = o.find("metadata"); meta != o.end() && meta->is_object()) {
+      meta->erase("resourceVersion");
+    }
+    return o;
+  };
+  return withoutVersion(a) == withoutVersion(b);
+}
+
 } // namespace
 
 void Informer::replaceAll(std::vector<Json> items) {
@@ -97,7 +110,8 @@ void Informer::replaceAll(std::vector<Json> items) {
     if (it == old.end()) {
       notify(nullptr, &object);
     } else if (api::metadataField(it->second, "resourceVersion") !=
-               api::metadataField(object, "resourceVersion")) {
+                   api::metadataField(object, "resourceVersion") &&
+               !(transform_ && sameButVersion(it->second, object))) {
       notify(&it->second, &object);
     }
   }
@@ -126,6 +140,8 @@ void Informer::applyEvent(const kube::WatchEvent& event) {
   if (it == store_.end()) {
     const auto [inserted, ok] = store_.emplace(key, std::move(object));
     notify(nullptr, &inserted->second);
+  } else if (transform_ && sameButVersion(it->second, object)) {
+    it->second = std::move(object); // nothing the handlers can see changed
   } else {
     const Json old = std::exchange(it->second, std::move(object));
     notify(&old, &it->second);

@@ -95,4 +95,62 @@ std::string summarizeProblems(const std::vector<std::string>& problems, std::siz
   return out;
 }
 
+namespace {
+
+Json copied(const Json& from, std::initializer_list<const char*> keys) {
+  Json out = Json::object();
+  for (const char* key : keys) {
+    if (const Json& v = api::member(from, key); !v.is_null()) {
+      out[key] = v;
+    }
+  }
+  return out;
+}
+
+Json containerStates(const Json& statuses) {
+  Json out = Json::array();
+  for (const Json& c : statuses.is_array() ? statuses : Json::array()) {
+    Json slim = copied(c, {"name", "ready"});
+    if (const Json& waiting = api::member(api::member(c, "state"), "waiting");
+        waiting.is_object()) {
+      slim["state"] = {{"waiting", copied(waiting, {"reason", "message"})}};
+    }
+    out.push_back(std::move(slim));
+  }
+  return out;
+}
+
+} // namespace
+
+bool keepWorkloadPod(Json& pod) {
+  const Json& meta = api::member(pod, "metadata");
+  Json slimMeta =
+      copied(meta, {"name", "namespace", "uid", "resourceVersion", "deletionTimestamp", "labels"});
+  if (const Json& owners = api::member(meta, "ownerReferences"); owners.is_array()) {
+    slimMeta["ownerReferences"] = Json::array();
+    for (const Json& o : owners) {
+      slimMeta["ownerReferences"].push_back(copied(o, {"kind", "name", "uid"}));
+    }
+  }
+  const Json& status = api::member(pod, "status");
+  Json slimStatus = copied(status, {"phase"});
+  if (const Json& conditions = api::member(status, "conditions"); conditions.is_array()) {
+    slimStatus["conditions"] = Json::array();
+    for (const Json& c : conditions) {
+      slimStatus["conditions"].push_back(copied(c, {"type", "status", "reason", "message"}));
+    }
+  }
+  for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
+    if (const Json& statuses = api::member(status, key); statuses.is_array()) {
+      slimStatus[key] = containerStates(statuses);
+    }
+  }
+  Json slim = copied(pod, {"apiVersion", "kind"});
+  slim["metadata"] = std::move(slimMeta);
+  slim["spec"] = copied(api::member(pod, "spec"), {"nodeName"});
+  slim["status"] = std::move(slimStatus);
+  pod = std::move(slim);
+  return true;
+}
+
 } // namespace csiop::controller

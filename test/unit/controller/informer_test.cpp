@@ -262,21 +262,25 @@ TEST_F(InformerTest, ATransformCutsObjectsDownAndKeepsOthersOutOfTheCache) {
                           event("ADDED", configMap("d", "13")),
                           // an update the transform refuses: it leaves the cache as a deletion
                           event("MODIFIED", configMap("d", "14", "drop")),
-                          event("ADDED", configMap("e", "15"))});
+                          // an update that differs only in what the transform cuts: stored, unheard
+                          event("MODIFIED", configMap("a", "15", "cut away")),
+                          event("ADDED", configMap("e", "16"))});
       });
   informer_->setTransform([](Json& object) {
     if (object["data"]["k"] == "drop") {
       return false;
     }
-    object["data"] = {{"cut", true}};
+    // Only the value's first letter survives: "changed" and "cut away" look alike.
+    object["data"] = {{"initial", object["data"]["k"].get<std::string>().substr(0, 1)}};
     return true;
   });
   start();
   ASSERT_TRUE(runUntil([&] { return seen_.size() == 5; }));
   EXPECT_EQ(seen_, (std::vector<std::string>{"add a@1", "update a@1>a@12", "add d@13",
-                                             "delete d@13", "add e@15"}));
+                                             "delete d@13", "add e@16"}));
+  EXPECT_EQ((*informer_->get("ns", "a"))["metadata"]["resourceVersion"], "15");
   ASSERT_NE(informer_->get("ns", "a"), nullptr);
-  EXPECT_EQ((*informer_->get("ns", "a"))["data"], (Json{{"cut", true}}));
+  EXPECT_EQ((*informer_->get("ns", "a"))["data"], (Json{{"initial", "c"}}));
   for (const char* gone : {"b", "c", "d"}) {
     EXPECT_EQ(informer_->get("ns", gone), nullptr) << gone;
   }

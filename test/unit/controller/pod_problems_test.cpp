@@ -101,5 +101,48 @@ TEST(PodProblems, StatusSaysWhyTheRolloutIsStuck) {
             "False");
 }
 
+TEST(PodProblems, TheCutDownPodTellsTheSameStory) {
+  Json full = pod(
+      "x-node-abc",
+      {{"phase", "Pending"},
+       {"startTime", "2026-11-25T10:00:00Z"},
+       {"conditions", Json::array({{{"type", "PodScheduled"},
+                                    {"status", "False"},
+                                    {"reason", "Unschedulable"},
+                                    {"message", "0/3 nodes are available"},
+                                    {"lastProbeTime", nullptr},
+                                    {"lastTransitionTime", "2026-11-25T10:00:00Z"}}})},
+       {"initContainerStatuses", Json::array({waiting("init", "CrashLoopBackOff", "back-off 5m")})},
+       {"containerStatuses",
+        Json::array({waiting("csi-driver", "ImagePullBackOff", "Back-off pulling"),
+                     Json{{"name", "registrar"},
+                          {"ready", true},
+                          {"image", "registry.k8s.io/x:1"},
+                          {"imageID", "sha256:abc"},
+                          {"state", {{"running", {{"startedAt", "t"}}}}}}})}});
+  full["metadata"]["uid"] = "u1";
+  full["metadata"]["labels"] = {{"controller-revision-hash", "h1"}};
+  full["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "apps/v1"},
+                                                      {"kind", "DaemonSet"},
+                                                      {"name", "x-node"},
+                                                      {"uid", "ds"},
+                                                      {"controller", true}}});
+  full["metadata"]["managedFields"] = Json::array({{{"manager", "kubelet"}}});
+  full["spec"] = {{"nodeName", "n1"}, {"containers", Json::array({{{"name", "csi-driver"}}})}};
+  Json cut = full;
+  ASSERT_TRUE(keepWorkloadPod(cut));
+  EXPECT_EQ(podProblems({&cut}), podProblems({&full}));
+  EXPECT_EQ(podProblems({&cut}).size(), 3u);
+  EXPECT_EQ(cut["spec"], (Json{{"nodeName", "n1"}}));
+  EXPECT_EQ(cut["metadata"]["ownerReferences"],
+            Json::array({{{"kind", "DaemonSet"}, {"name", "x-node"}, {"uid", "ds"}}}));
+  EXPECT_EQ(cut["metadata"]["labels"]["controller-revision-hash"], "h1");
+  EXPECT_FALSE(cut["metadata"].contains("managedFields"));
+  EXPECT_FALSE(cut["status"].contains("startTime"));
+  EXPECT_FALSE(cut["status"]["containerStatuses"][1].contains("image"));
+  EXPECT_EQ(cut["status"]["containerStatuses"][1]["ready"], true);
+  EXPECT_FALSE(cut["status"]["conditions"][0].contains("lastTransitionTime"));
+}
+
 } // namespace
 } // namespace csiop::controller

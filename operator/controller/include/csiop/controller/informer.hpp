@@ -38,7 +38,9 @@ public:
 
   // Cuts each listed or watched object down before it is stored (as client-go's
   // SetTransform), or returns false to keep it out of the cache altogether (an
-  // update that turns false removes it, as a deletion). Set before run().
+  // update that turns false removes it, as a deletion). An update whose cut-down
+  // object differs only in resourceVersion is stored without notifying anyone.
+  // Set before run().
   using Transform = std::function<bool(Json& object)>;
   void setTransform(Transform transform) { transform_ = std::move(transform); }
 

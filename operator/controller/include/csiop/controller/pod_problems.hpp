@@ -16,6 +16,12 @@ namespace csiop::controller {
 // replacement tells the current story.
 std::vector<std::string> podProblems(const std::vector<const nlohmann::ordered_json*>& pods);
 
+// The informer transform of the operator's own pods (the owner-label pod cache): cuts a pod
+// down to what podProblems() and the node plugin rollout read (name, namespace, uid, labels,
+// owners, deletion, node, phase, conditions' type/status/reason/message, and per container
+// its name, readiness and waiting reason and message). Always keeps the pod.
+bool keepWorkloadPod(nlohmann::ordered_json& pod);
+
 // The first `limit` problems joined with "; ", then "and N more" (a condition message must stay
 // readable and bounded whatever the number of nodes).
 std::string summarizeProblems(const std::vector<std::string>& problems, std::size_t limit = 3);
