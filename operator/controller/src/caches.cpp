@@ -86,6 +86,11 @@ std::vector<Informer*> Caches::all() {
   return out;
 }
 
+VolumeUsage Caches::volumesOf(const std::string& driverName) const {
+  return volumeUsage(driverName, persistentVolumes.list(), volumeAttachments.list(),
+                     volumeUsers.list());
+}
+
 bool Caches::synced() {
   for (auto* i : all()) {
     if (!i->synced()) {

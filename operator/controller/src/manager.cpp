@@ -125,10 +125,7 @@ webhook::ClusterView clusterView(Caches& caches) {
         return names;
       },
       [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); },
-      [&caches](const std::string& driverName) {
-        return describe(volumeUsage(driverName, caches.persistentVolumes.list(),
-                                    caches.volumeAttachments.list(), caches.volumeUsers.list()));
-      }};
+      [&caches](const std::string& driverName) { return describe(caches.volumesOf(driverName)); }};
 }
 
 std::string podNamespace() {

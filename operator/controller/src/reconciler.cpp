@@ -342,7 +342,8 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   std::vector<Json> objects = render::render(object, {.csiDriverV1 = csiDriverV1()});
   // Pods roll when a ConfigMap or Secret they reference changes: its content hash on the
   // workload's pod template. Those objects are read again every configPollPeriod_.
-  const bool pollConfig = co_await annotateConfigHashes(objects, object, o);
+  const api::Effective effective = api::resolve(object);
+  const bool pollConfig = co_await annotateConfigHashes(objects, effective, o);
   const auto driverIt = std::find_if(objects.begin(), objects.end(),
                                      [](const Json& x) { return x["kind"] == "CSIDriver"; });
   const Json& desiredDriver = *driverIt;
@@ -470,8 +471,8 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   }
 
   // 4. The node plugin's own rollout (WhenVolumesUnused), then the status.
-  co_await rollNodePlugins(object, dd, o);
-  observeWorkloads(object, o);
+  co_await rollNodePlugins(effective, dd, o);
+  observeWorkloads(effective, o);
   bool statusConflict = false;
   try {
     co_await writeStatus(dd, computeStatus(o, previous, now_()));
@@ -495,9 +496,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
 }
 
 asio::awaitable<bool> Reconciler::annotateConfigHashes(std::vector<Json>& objects,
-                                                       const api::DriverDeployment& object,
-                                                       Observed& o) {
-  const api::Effective e = api::resolve(object);
+                                                       const api::Effective& e, Observed& o) {
   // What was read, by reference: the object, nullopt if absent; an unreadable one is absent
   // from the map and named in `unreadable`.
   std::map<std::string, std::optional<Json>> read;
@@ -557,9 +556,8 @@ asio::awaitable<bool> Reconciler::annotateConfigHashes(std::vector<Json>& object
   co_return any;
 }
 
-asio::awaitable<void> Reconciler::rollNodePlugins(const api::DriverDeployment& object,
-                                                  const Json& dd, Observed& o) {
-  const api::Effective e = api::resolve(object);
+asio::awaitable<void> Reconciler::rollNodePlugins(const api::Effective& e, const Json& dd,
+                                                  Observed& o) {
   const Json& strategy = e.node.updateStrategy;
   const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node");
   const std::string uid = metadataField(dd, "uid");
@@ -627,8 +625,7 @@ void Reconciler::noteUnmanaged(const Json& child, Observed& o) {
   }
 }
 
-void Reconciler::observeWorkloads(const api::DriverDeployment& object, Observed& o) {
-  const api::Effective e = api::resolve(object);
+void Reconciler::observeWorkloads(const api::Effective& e, Observed& o) {
   if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
     o.nodes = workload(*ds, true);
   }
@@ -640,24 +637,19 @@ void Reconciler::observeWorkloads(const api::DriverDeployment& object, Observed&
   }
   std::vector<const Json*> pods;
   for (const Json* pod : caches_.pods.list()) {
-    if (ownerLabel(*pod) == object.name() && metadataField(*pod, "namespace") == e.namespace_) {
+    if (ownerLabel(*pod) == e.name && metadataField(*pod, "namespace") == e.namespace_) {
       pods.push_back(pod);
     }
   }
   o.podProblems = podProblems(pods);
   for (const Json* node : caches_.csiNodes.list()) {
     for (const auto& d : node->value("spec", Json::object()).value("drivers", Json::array())) {
-      if (stringField(d, "name") == object.spec.driverName) {
+      if (stringField(d, "name") == e.driverName) {
         ++o.registered;
         break;
       }
     }
   }
-}
-
-VolumeUsage Reconciler::volumesOf(const std::string& driverName) {
-  return volumeUsage(driverName, caches_.persistentVolumes.list(), caches_.volumeAttachments.list(),
-                     caches_.volumeUsers.list());
 }
 
 asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(const Json& dd,
@@ -667,7 +659,7 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(const Js
     co_return std::nullopt; // the driver stays: nothing is stranded
   }
   const Flag force = flagAnnotation(dd, render::kForceDeleteAnnotation);
-  const VolumeUsage usage = volumesOf(stringField(spec, "driverName"));
+  const VolumeUsage usage = caches_.volumesOf(stringField(spec, "driverName"));
   if (usage.empty()) {
     co_return std::nullopt;
   }

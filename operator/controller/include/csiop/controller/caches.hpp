@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <csiop/controller/informer.hpp>
+#include <csiop/controller/volume_usage.hpp>
 
 namespace csiop::controller {
 
@@ -39,6 +40,8 @@ struct Caches {
   // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
   const kube::ResourceRef* resourceOf(const std::string& kind);
   std::vector<Informer*> all();
+  // What of driver `driverName` is in use (deletion protection; the reconciler and the webhook).
+  VolumeUsage volumesOf(const std::string& driverName) const;
   bool synced();
 };
 

@@ -12,6 +12,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <csiop/api/defaults.hpp>
 #include <csiop/controller/caches.hpp>
 #include <csiop/controller/events.hpp>
 #include <csiop/controller/status.hpp>
@@ -37,9 +38,6 @@ public:
 
   // The DriverDeployments a change of `object` (of any cached kind) concerns.
   std::vector<std::string> ownersOf(const api::Json& object);
-
-  // What of driver `driverName` is in use (from the caches).
-  VolumeUsage volumesOf(const std::string& driverName);
 
   // storage.k8s.io/v1 CSIDriver, or the legacy csi.storage.k8s.io/v1alpha1 CRD
   // (whichever the caches watch, chosen from discovery at start).
@@ -67,14 +65,13 @@ private:
   // content hash on its pod template; true if any workload references one (it is then read
   // again every configPollPeriod_). An object that cannot be read keeps the live hash.
   boost::asio::awaitable<bool> annotateConfigHashes(std::vector<api::Json>& objects,
-                                                    const api::DriverDeployment& object,
-                                                    Observed& o);
+                                                    const api::Effective& e, Observed& o);
   // updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin pods the plan
   // allows (node_rollout.hpp) and records the rest as waiting.
-  boost::asio::awaitable<void> rollNodePlugins(const api::DriverDeployment& object,
-                                               const api::Json& dd, Observed& o);
+  boost::asio::awaitable<void> rollNodePlugins(const api::Effective& e, const api::Json& dd,
+                                               Observed& o);
   // The workloads' and registration's part of the status.
-  void observeWorkloads(const api::DriverDeployment& object, Observed& o);
+  void observeWorkloads(const api::Effective& e, Observed& o);
   // Adds the finalizer if missing; `dd` then carries the new resourceVersion.
   boost::asio::awaitable<void> ensureFinalizer(api::Json& dd);
   // Creates or applies one child; returns an error line, or "" on success.
