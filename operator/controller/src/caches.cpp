@@ -1,5 +1,7 @@
 #include <csiop/controller/caches.hpp>
 
+#include <csiop/api/json_access.hpp>
+
 #include <csiop/controller/node_rollout.hpp>
 #include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/volume_usage.hpp>
@@ -32,6 +34,43 @@ bool cutDownNode(Json& node) {
   return true;
 }
 
+// What the status reads of a CSINode: which drivers it lists.
+bool cutDownCSINode(Json& csiNode) {
+  Json drivers = Json::array();
+  for (const Json& d : api::member(api::member(csiNode, "spec"), "drivers")) {
+    drivers.push_back({{"name", api::member(d, "name")}});
+  }
+  const Json& meta = api::member(csiNode, "metadata");
+  csiNode = {{"apiVersion", csiNode.value("apiVersion", Json("storage.k8s.io/v1"))},
+             {"kind", "CSINode"},
+             {"metadata",
+              {{"name", api::member(meta, "name")},
+               {"resourceVersion", api::member(meta, "resourceVersion")}}},
+             {"spec", {{"drivers", std::move(drivers)}}}};
+  return true;
+}
+
+std::vector<std::string> registeredDrivers(const Json& csiNode) {
+  std::vector<std::string> out;
+  for (const Json& d : api::member(api::member(csiNode, "spec"), "drivers")) {
+    out.push_back(api::stringField(d, "name"));
+  }
+  return out;
+}
+
+std::vector<std::string> ownerLabelValue(const Json& object) {
+  const Json& value =
+      api::member(api::member(api::member(object, "metadata"), "labels"), render::kOwnerLabel);
+  return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
+                           : std::vector<std::string>{};
+}
+
+std::vector<std::string> driverNameOf(const Json& driverDeployment) {
+  const Json& value = api::member(api::member(driverDeployment, "spec"), "driverName");
+  return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
+                           : std::vector<std::string>{};
+}
+
 } // namespace
 
 Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
@@ -44,6 +83,11 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
   pods.setTransform(keepWorkloadPod);
   volumeUsers.setTransform(keepVolumeUser);
   nodes.setTransform(cutDownNode);
+  csiNodes.setTransform(cutDownCSINode);
+  csiNodes.addIndex(kByDriver, registeredDrivers);
+  driverDeployments.addIndex(kByDriver, driverNameOf);
+  pods.addIndex(kByOwner, ownerLabelValue);
+  controllerRevisions.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.setTransform([](Json& revision) {
     revision.erase("data"); // the whole pod template, never read
     return true;
@@ -53,6 +97,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
         &r::daemonsets, &r::deployments, &r::statefulsets, &r::storageclasses}) {
     // Only objects carrying the owner label: the operator's, never the cluster's.
     children.push_back(std::make_unique<Informer>(client, *ref, render::kOwnerLabel));
+    children.back()->addIndex(kByOwner, ownerLabelValue);
   }
 }
 
@@ -84,6 +129,14 @@ std::vector<Informer*> Caches::all() {
     out.push_back(c.get());
   }
   return out;
+}
+
+std::vector<const Json*> Caches::driverDeploymentsOf(const std::string& driverName) const {
+  return driverDeployments.byIndex(kByDriver, driverName);
+}
+
+std::size_t Caches::nodesRegistering(const std::string& driverName) const {
+  return csiNodes.countByIndex(kByDriver, driverName);
 }
 
 VolumeUsage Caches::volumesOf(const std::string& driverName) const {

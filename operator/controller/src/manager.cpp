@@ -117,10 +117,8 @@ webhook::ClusterView clusterView(Caches& caches) {
   return webhook::ClusterView{
       [&caches](const std::string& driverName) {
         std::vector<std::string> names;
-        for (const Json* dd : caches.driverDeployments.list()) {
-          if (api::stringField((*dd).value("spec", Json::object()), "driverName") == driverName) {
-            names.push_back(api::metadataField(*dd, "name"));
-          }
+        for (const Json* dd : caches.driverDeploymentsOf(driverName)) {
+          names.push_back(api::metadataField(*dd, "name"));
         }
         return names;
       },

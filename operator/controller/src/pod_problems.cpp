@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/render/render.hpp>
 
 namespace csiop::controller {
 namespace {
@@ -107,15 +108,31 @@ Json copied(const Json& from, std::initializer_list<const char*> keys) {
   return out;
 }
 
-Json containerStates(const Json& statuses) {
+// Only the containers that wait, with why: what podProblems reads. A running pod keeps none.
+Json waitingContainers(const Json& statuses) {
   Json out = Json::array();
   for (const Json& c : statuses.is_array() ? statuses : Json::array()) {
-    Json slim = copied(c, {"name", "ready"});
     if (const Json& waiting = api::member(api::member(c, "state"), "waiting");
-        waiting.is_object()) {
+        waiting.is_object() && !api::stringField(waiting, "reason").empty()) {
+      Json slim = copied(c, {"name"});
       slim["state"] = {{"waiting", copied(waiting, {"reason", "message"})}};
+      out.push_back(std::move(slim));
     }
-    out.push_back(std::move(slim));
+  }
+  return out;
+}
+
+// The conditions that are read: Ready (the node plugin rollout) and a failed PodScheduled
+// (podProblems); the rest are the same on every healthy pod.
+Json readConditions(const Json& conditions) {
+  Json out = Json::array();
+  for (const Json& c : conditions.is_array() ? conditions : Json::array()) {
+    const std::string type = api::stringField(c, "type");
+    if (type == "Ready") {
+      out.push_back(copied(c, {"type", "status"}));
+    } else if (type == "PodScheduled" && api::stringField(c, "status") == "False") {
+      out.push_back(copied(c, {"type", "status", "reason", "message"}));
+    }
   }
   return out;
 }
@@ -125,24 +142,29 @@ Json containerStates(const Json& statuses) {
 bool keepWorkloadPod(Json& pod) {
   const Json& meta = api::member(pod, "metadata");
   Json slimMeta =
-      copied(meta, {"name", "namespace", "uid", "resourceVersion", "deletionTimestamp", "labels"});
+      copied(meta, {"name", "namespace", "uid", "resourceVersion", "deletionTimestamp"});
+  // The owner label (the cache's index) and the DaemonSet's revision (the node rollout).
+  const Json& labels = api::member(meta, "labels");
+  Json slimLabels = copied(labels, {render::kOwnerLabel, "controller-revision-hash"});
+  if (!slimLabels.empty()) {
+    slimMeta["labels"] = std::move(slimLabels);
+  }
   if (const Json& owners = api::member(meta, "ownerReferences"); owners.is_array()) {
     slimMeta["ownerReferences"] = Json::array();
     for (const Json& o : owners) {
-      slimMeta["ownerReferences"].push_back(copied(o, {"kind", "name", "uid"}));
+      if (o.value("controller", false) == true) {
+        slimMeta["ownerReferences"].push_back(copied(o, {"kind", "name", "uid"}));
+      }
     }
   }
   const Json& status = api::member(pod, "status");
   Json slimStatus = copied(status, {"phase"});
-  if (const Json& conditions = api::member(status, "conditions"); conditions.is_array()) {
-    slimStatus["conditions"] = Json::array();
-    for (const Json& c : conditions) {
-      slimStatus["conditions"].push_back(copied(c, {"type", "status", "reason", "message"}));
-    }
+  if (Json conditions = readConditions(api::member(status, "conditions")); !conditions.empty()) {
+    slimStatus["conditions"] = std::move(conditions);
   }
   for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
-    if (const Json& statuses = api::member(status, key); statuses.is_array()) {
-      slimStatus[key] = containerStates(statuses);
+    if (Json waiting = waitingContainers(api::member(status, key)); !waiting.empty()) {
+      slimStatus[key] = std::move(waiting);
     }
   }
   Json slim = copied(pod, {"apiVersion", "kind"});

@@ -14,6 +14,7 @@
 #include <csiop/controller/concurrently.hpp>
 #include <csiop/controller/config_hash.hpp>
 #include <csiop/controller/decisions.hpp>
+#include <csiop/controller/field_ownership.hpp>
 #include <csiop/controller/node_rollout.hpp>
 #include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/status.hpp>
@@ -108,8 +109,8 @@ bool Reconciler::unchangedSinceApplied(const Json& desired, const Json& liveObje
 std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::string& uid) {
   std::vector<Json> out;
   for (auto& cache : caches_.children) {
-    for (const Json* o : cache->list()) {
-      if (ownerLabel(*o) == name && ownedBy(*o, uid)) {
+    for (const Json* o : cache->byIndex(kByOwner, name)) {
+      if (ownedBy(*o, uid)) {
         out.push_back(*o);
       }
     }
@@ -156,12 +157,11 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
       drivers.insert(stringField(d, "name"));
     }
   }
-  for (const Json* dd : caches_.driverDeployments.list()) {
-    if (deletingOnly && !(*dd)["metadata"].contains("deletionTimestamp")) {
-      continue;
-    }
-    if (drivers.contains(stringField((*dd).value("spec", Json::object()), "driverName"))) {
-      out.push_back(metadataField(*dd, "name"));
+  for (const std::string& driver : drivers) {
+    for (const Json* dd : caches_.driverDeploymentsOf(driver)) {
+      if (!deletingOnly || (*dd)["metadata"].contains("deletionTimestamp")) {
+        out.push_back(metadataField(*dd, "name"));
+      }
     }
   }
   return out;
@@ -197,29 +197,32 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
   bool recreate = false;
   try {
     if (l == nullptr) {
-      // Not in the (owner-labelled) cache: either absent, or just created and
-      // not seen yet, or someone else's object of that name.
+      // Not in the (owner-labelled) cache: most often absent, so one create; if it exists
+      // after all (just created and not seen yet, or someone else's object of that name),
+      // read it and go on as with a cached one.
       try {
-        fetched = co_await client_.get(*ref, k.namespace_, k.name);
-        l = &fetched;
+        Json created = co_await client_.create(*ref, desired);
+        remember(desired, created);
+        co_return "";
       } catch (const kube::ApiError& e) {
-        if (!e.isNotFound()) {
+        if (!e.isAlreadyExists()) {
           throw;
         }
       }
+      fetched = co_await client_.get(*ref, k.namespace_, k.name);
+      l = &fetched;
     }
-    if (l != nullptr && !ownedBy(*l, uid)) {
+    if (!ownedBy(*l, uid)) {
       co_return k.str() + " already exists and is not managed by this DriverDeployment; " +
           "left untouched";
     }
-    if (l != nullptr && (unchangedSinceApplied(desired, *l) || contains(*l, desired))) {
+    if (unchangedSinceApplied(desired, *l) || contains(*l, desired)) {
       co_return "";
     }
-    if (l != nullptr) {
-      spdlog::info("applying {}: differs at {}", k.str(), firstDifference(*l, desired));
-    }
-    // Server-side apply also creates: every field is then owned by the apply,
-    // so fields dropped from the spec later are removed by the next apply.
+    spdlog::info("applying {}: differs at {}", k.str(), firstDifference(*l, desired));
+    co_await takeOwnership(*ref, *l);
+    // Every field is then owned by the apply, so fields dropped from the spec later are removed
+    // by the next apply.
     Json result = co_await client_.apply(*ref, desired);
     remember(desired, result);
     co_return "";
@@ -245,6 +248,15 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
     }
   }
   co_return error;
+}
+
+asio::awaitable<void> Reconciler::takeOwnership(const kube::ResourceRef& ref, const Json& live) {
+  std::optional<Json> patch = ownershipUpgrade(live, client_.fieldManager());
+  if (!patch) {
+    co_return;
+  }
+  const ObjectKey k = keyOf(live);
+  co_await client_.patch(ref, k.namespace_, k.name, kube::PatchType::JsonPatch, std::move(*patch));
 }
 
 asio::awaitable<void> Reconciler::claimCSIDriver(const Json& desired) {
@@ -569,13 +581,13 @@ asio::awaitable<void> Reconciler::rollNodePlugins(const api::Effective& e, const
   const std::string dsUid = metadataField(*ds, "uid");
   NodeRolloutInput in;
   std::vector<const Json*> revisions;
-  for (const Json* r : caches_.controllerRevisions.list()) {
+  for (const Json* r : caches_.controllerRevisions.byIndex(kByOwner, e.name)) {
     if (metadataField(*r, "namespace") == e.namespace_) {
       revisions.push_back(r);
     }
   }
   in.currentHash = currentRevisionHash(revisions, dsUid);
-  for (const Json* pod : caches_.pods.list()) {
+  for (const Json* pod : caches_.pods.byIndex(kByOwner, e.name)) {
     if (metadataField(*pod, "namespace") == e.namespace_ && ownedBy(*pod, dsUid)) {
       in.pluginPods.push_back(pod);
     }
@@ -636,20 +648,13 @@ void Reconciler::observeWorkloads(const api::Effective& e, Observed& o) {
     }
   }
   std::vector<const Json*> pods;
-  for (const Json* pod : caches_.pods.list()) {
-    if (ownerLabel(*pod) == e.name && metadataField(*pod, "namespace") == e.namespace_) {
+  for (const Json* pod : caches_.pods.byIndex(kByOwner, e.name)) {
+    if (metadataField(*pod, "namespace") == e.namespace_) {
       pods.push_back(pod);
     }
   }
   o.podProblems = podProblems(pods);
-  for (const Json* node : caches_.csiNodes.list()) {
-    for (const auto& d : node->value("spec", Json::object()).value("drivers", Json::array())) {
-      if (stringField(d, "name") == e.driverName) {
-        ++o.registered;
-        break;
-      }
-    }
-  }
+  o.registered = static_cast<std::int32_t>(caches_.nodesRegistering(e.driverName));
 }
 
 asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(const Json& dd,

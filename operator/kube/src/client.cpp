@@ -198,7 +198,8 @@ awaitable<ListResult> Client::list(ResourceRef ref, std::string ns, ListOptions 
   co_return result;
 }
 
-awaitable<ListResult> Client::listAll(ResourceRef ref, std::string ns, ListOptions options) {
+awaitable<ListResult> Client::listAll(ResourceRef ref, std::string ns, ListOptions options,
+                                      ItemFilter keep) {
   if (options.limit <= 0)
     options.limit = 500;
   ListResult all;
@@ -222,8 +223,11 @@ awaitable<ListResult> Client::listAll(ResourceRef ref, std::string ns, ListOptio
       options.limit = 0;
       continue;
     }
-    for (auto& item : page.items)
-      all.items.push_back(std::move(item));
+    for (auto& item : page.items) {
+      if (!keep || keep(item))
+        all.items.push_back(std::move(item));
+    }
+    page.items = {}; // the whole objects go before the next page comes
     all.resourceVersion = page.resourceVersion;
     if (page.continueToken.empty())
       break;

@@ -287,6 +287,69 @@ TEST_F(InformerTest, ATransformCutsObjectsDownAndKeepsOthersOutOfTheCache) {
   EXPECT_EQ(informer_->size(), 2u);
 }
 
+// An index files each object under the values it names; byIndex and countByIndex follow every
+// list, addition, change, deletion and relist.
+TEST_F(InformerTest, AnIndexFollowsListsEventsAndRelists) {
+  serve(
+      [](std::size_t n, const Request&) {
+        if (n == 1)
+          return listReply({configMap("a", "1", "x"), configMap("b", "2", "x")}, "10");
+        // The relist: a moved to y, b went, c came with x.
+        return listReply({configMap("a", "30", "y"), configMap("c", "31", "x")}, "40");
+      },
+      [](std::size_t n, const Request&) {
+        if (n == 1)
+          return openWatch({event("ADDED", configMap("d", "11", "y")),
+                            event("MODIFIED", configMap("b", "12", "y")),
+                            event("DELETED", configMap("d", "13", "y")),
+                            // filed under no value at all
+                            event("ADDED", configMap("e", "14", "")), errorEvent(410, "Expired")});
+        return openWatch();
+      });
+  informer_->addIndex("value", [](const Json& object) {
+    const std::string v = object["data"]["k"].get<std::string>();
+    return v.empty() ? std::vector<std::string>{} : std::vector<std::string>{v};
+  });
+  const auto names = [&](const std::string& value) {
+    std::vector<std::string> out;
+    for (const Json* o : informer_->byIndex("value", value))
+      out.push_back(nameAt(o));
+    return out;
+  };
+  start();
+  ASSERT_TRUE(runUntil([&] { return informer_->synced(); }));
+  ASSERT_TRUE(runUntil([&] { return informer_->relists() == 2; }));
+  EXPECT_EQ(names("x"), (std::vector<std::string>{"c@31"}));
+  EXPECT_EQ(names("y"), (std::vector<std::string>{"a@30"}));
+  EXPECT_EQ(informer_->countByIndex("value", "y"), 1u);
+  EXPECT_EQ(informer_->countByIndex("value", "nothing"), 0u);
+  EXPECT_TRUE(names("nothing").empty());
+  EXPECT_THROW(informer_->byIndex("unknown", "x"), std::logic_error);
+}
+
+// Between the list and the relist, the index follows each event.
+TEST_F(InformerTest, AnIndexFollowsEachWatchEvent) {
+  serve(
+      [](std::size_t, const Request&) {
+        return listReply({configMap("a", "1", "x"), configMap("b", "2", "x")}, "10");
+      },
+      [](std::size_t, const Request&) {
+        return openWatch({event("ADDED", configMap("d", "11", "y")),
+                          event("MODIFIED", configMap("b", "12", "y")),
+                          event("ADDED", configMap("e", "13", "x")),
+                          event("DELETED", configMap("e", "14", "x"))});
+      });
+  informer_->addIndex("value", [](const Json& object) {
+    return std::vector<std::string>{object["data"]["k"].get<std::string>()};
+  });
+  start();
+  ASSERT_TRUE(runUntil([&] { return seen_.size() == 6; }));
+  EXPECT_EQ(informer_->countByIndex("value", "x"), 1u); // a; b moved, e came and went
+  EXPECT_EQ(informer_->countByIndex("value", "y"), 2u); // b, d
+  ASSERT_EQ(informer_->byIndex("value", "x").size(), 1u);
+  EXPECT_EQ(nameAt(informer_->byIndex("value", "x").front()), "a@1");
+}
+
 TEST_F(InformerTest, AClosedWatchResumesFromTheLastVersionABookmarkIncluded) {
   serve([](std::size_t, const Request&) { return listReply({configMap("a", "1")}, "10"); },
         [](std::size_t n, const Request&) {

@@ -121,12 +121,19 @@ TEST(PodProblems, TheCutDownPodTellsTheSameStory) {
                           {"imageID", "sha256:abc"},
                           {"state", {{"running", {{"startedAt", "t"}}}}}}})}});
   full["metadata"]["uid"] = "u1";
-  full["metadata"]["labels"] = {{"controller-revision-hash", "h1"}};
+  full["metadata"]["labels"] = {{"controller-revision-hash", "h1"},
+                                {"csiop.dev/driverdeployment", "x"},
+                                {"app.kubernetes.io/name", "x"},
+                                {"pod-template-generation", "1"}};
   full["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "apps/v1"},
                                                       {"kind", "DaemonSet"},
                                                       {"name", "x-node"},
                                                       {"uid", "ds"},
-                                                      {"controller", true}}});
+                                                      {"controller", true}},
+                                                     {{"apiVersion", "v1"},
+                                                      {"kind", "ConfigMap"},
+                                                      {"name", "not-the-controller"},
+                                                      {"uid", "cm"}}});
   full["metadata"]["managedFields"] = Json::array({{{"manager", "kubelet"}}});
   full["spec"] = {{"nodeName", "n1"}, {"containers", Json::array({{{"name", "csi-driver"}}})}};
   Json cut = full;
@@ -136,12 +143,33 @@ TEST(PodProblems, TheCutDownPodTellsTheSameStory) {
   EXPECT_EQ(cut["spec"], (Json{{"nodeName", "n1"}}));
   EXPECT_EQ(cut["metadata"]["ownerReferences"],
             Json::array({{{"kind", "DaemonSet"}, {"name", "x-node"}, {"uid", "ds"}}}));
-  EXPECT_EQ(cut["metadata"]["labels"]["controller-revision-hash"], "h1");
+  EXPECT_EQ(cut["metadata"]["labels"],
+            (Json{{"csiop.dev/driverdeployment", "x"}, {"controller-revision-hash", "h1"}}));
   EXPECT_FALSE(cut["metadata"].contains("managedFields"));
   EXPECT_FALSE(cut["status"].contains("startTime"));
-  EXPECT_FALSE(cut["status"]["containerStatuses"][1].contains("image"));
-  EXPECT_EQ(cut["status"]["containerStatuses"][1]["ready"], true);
+  // Only the waiting containers stay, and of the conditions only the failed scheduling.
+  ASSERT_EQ(cut["status"]["containerStatuses"].size(), 1u);
+  EXPECT_EQ(cut["status"]["containerStatuses"][0]["name"], "csi-driver");
   EXPECT_FALSE(cut["status"]["conditions"][0].contains("lastTransitionTime"));
+}
+
+TEST(PodProblems, AHealthyPodIsCutToAFewFields) {
+  Json full =
+      pod("x-node-abc",
+          {{"phase", "Running"},
+           {"conditions",
+            Json::array({{{"type", "PodScheduled"}, {"status", "True"}},
+                         {{"type", "Initialized"}, {"status", "True"}},
+                         {{"type", "ContainersReady"}, {"status", "True"}},
+                         {{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", "t"}}})},
+           {"containerStatuses", Json::array({Json{{"name", "csi-driver"},
+                                                   {"ready", true},
+                                                   {"state", {{"running", Json::object()}}}}})}});
+  ASSERT_TRUE(keepWorkloadPod(full));
+  EXPECT_EQ(full["status"],
+            (Json{{"phase", "Running"},
+                  {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}));
+  EXPECT_TRUE(podProblems({&full}).empty());
 }
 
 } // namespace

@@ -184,6 +184,28 @@ TEST_F(ClientTest, ListAllFollowsContinueTokens) {
   EXPECT_EQ(server_->requests()[3].target, "/api/v1/namespaces/ns/configmaps?limit=500");
 }
 
+// The filter sees every item as its page comes, may change it, and drops what it refuses.
+TEST_F(ClientTest, ListAllFiltersItemsPageByPage) {
+  serve([](const Request& r) {
+    if (r.target.find("continue=p2") != std::string::npos)
+      return json(page({"c", "d"}, "7", ""));
+    return json(page({"a", "b"}, "7", "p2"));
+  });
+  std::vector<std::string> seen;
+  const kube::Client::ItemFilter keep = [&seen](Json& item) {
+    const std::string name = item["metadata"]["name"];
+    seen.push_back(name);
+    item = {{"metadata", {{"name", name}}}}; // cut down
+    return name != "b" && name != "c";
+  };
+  const auto all = run(client_->listAll(configmaps, "ns", {.limit = 2}, keep));
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d"}));
+  ASSERT_EQ(all.items.size(), 2u);
+  EXPECT_EQ(all.items[0], (Json{{"metadata", {{"name", "a"}}}}));
+  EXPECT_EQ(all.items[1]["metadata"]["name"], "d");
+  EXPECT_EQ(all.resourceVersion, "7");
+}
+
 TEST_F(ClientTest, ListAllStartsOverUnpaginatedWhenTheContinueTokenExpired) {
   serve([](const Request& r) {
     if (r.target.find("continue=") != std::string::npos)

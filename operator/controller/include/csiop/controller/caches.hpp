@@ -16,13 +16,22 @@
 
 namespace csiop::controller {
 
+// Indexes of the caches (Informer::byIndex), so that a reconcile reads what concerns its
+// DriverDeployment without walking every cached object: the per-event work stays flat as
+// nodes, pods and DriverDeployments grow.
+// - kByOwner: the owner label's value (the DriverDeployment's name), on every cache selected
+//   by it (children, pods, controllerRevisions);
+// - kByDriver: spec.driverName of a DriverDeployment; each driver registered in a CSINode.
+inline constexpr const char* kByOwner = "owner";
+inline constexpr const char* kByDriver = "driver";
+
 struct Caches {
   // csiDriverResource: storage.k8s.io/v1 csidrivers, or the legacy CRD's.
   Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource);
 
   Informer driverDeployments;
   Informer csiDrivers;
-  Informer csiNodes;
+  Informer csiNodes; // cut down to the names of the drivers registered
   Informer namespaces;
   Informer pods; // carry the owner label through the pod templates; never written
   Informer persistentVolumes;
@@ -40,6 +49,10 @@ struct Caches {
   // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
   const kube::ResourceRef* resourceOf(const std::string& kind);
   std::vector<Informer*> all();
+  // The DriverDeployments of driver `driverName` (one, unless a conflict is being reported).
+  std::vector<const Json*> driverDeploymentsOf(const std::string& driverName) const;
+  // How many nodes list driver `driverName` in their CSINode.
+  std::size_t nodesRegistering(const std::string& driverName) const;
   // What of driver `driverName` is in use (deletion protection; the reconciler and the webhook).
   VolumeUsage volumesOf(const std::string& driverName) const;
   bool synced();

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,14 @@ public:
   using Transform = std::function<bool(Json& object)>;
   void setTransform(Transform transform) { transform_ = std::move(transform); }
 
+  // An index, as client-go's Indexers: `values` names the index values an object is filed
+  // under (none, one or several), and byIndex finds the objects filed under a value without a
+  // walk over the cache. Kept current by every list and event. Set before run().
+  using IndexValues = std::function<std::vector<std::string>(const Json& object)>;
+  void addIndex(std::string name, IndexValues values);
+  std::vector<const Json*> byIndex(const std::string& index, const std::string& value) const;
+  std::size_t countByIndex(const std::string& index, const std::string& value) const;
+
   // Runs until stop(). Errors are retried with backoff (200 ms doubling to 30 s).
   boost::asio::awaitable<void> run();
   void stop();
@@ -63,8 +72,12 @@ public:
 
 private:
   static std::string keyOf(const Json& object);
+  bool prepare(Json& object) const;
   void replaceAll(std::vector<Json> items);
   void applyEvent(const kube::WatchEvent& event);
+  void indexAdd(const std::string& key, const Json& object);
+  void indexRemove(const std::string& key, const Json& object);
+  const std::set<std::string>* indexed(const std::string& index, const std::string& value) const;
   void notify(const Json* old, const Json* updated);
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds delay);
 
@@ -74,6 +87,11 @@ private:
   std::vector<Handler> handlers_;
   Transform transform_;
   std::map<std::string, Json> store_;
+  struct Index {
+    IndexValues values;
+    std::map<std::string, std::set<std::string>> keys; // index value -> store keys
+  };
+  std::map<std::string, Index> indexes_;
   bool synced_ = false;
   bool stopped_ = false;
   kube::Watch* watch_ = nullptr;

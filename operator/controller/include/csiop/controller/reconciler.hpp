@@ -76,6 +76,9 @@ private:
   boost::asio::awaitable<void> ensureFinalizer(api::Json& dd);
   // Creates or applies one child; returns an error line, or "" on success.
   boost::asio::awaitable<std::string> applyChild(const api::Json& desired, const std::string& uid);
+  // Hands what the operator created with a POST over to its server-side apply
+  // (field_ownership.hpp); nothing when there is nothing to hand over.
+  boost::asio::awaitable<void> takeOwnership(const kube::ResourceRef& ref, const Json& live);
   boost::asio::awaitable<void> claimCSIDriver(const api::Json& desired);
   boost::asio::awaitable<void> writeStatus(const api::Json& dd,
                                            const api::DriverDeploymentStatus& s);

@@ -167,8 +167,12 @@ public:
                                           ListOptions options = {});
   // Every page (options.limit per page, 500 if 0), following continue tokens. If a continue
   // token expires (410) the list starts over once without paging, as client-go's pager does.
+  // `keep`, if given, sees each item as its page arrives and may change it; items it returns
+  // false for are dropped, so a caller that keeps little of a large list never holds more than
+  // one page of whole objects.
+  using ItemFilter = std::function<bool(Json& item)>;
   boost::asio::awaitable<ListResult> listAll(ResourceRef ref, std::string ns,
-                                             ListOptions options = {});
+                                             ListOptions options = {}, ItemFilter keep = {});
   boost::asio::awaitable<Json> create(ResourceRef ref, Json object, CreateOptions options = {});
   // Server-side apply: PATCH application/apply-patch+yaml, fieldManager, force. apiVersion and
   // kind are filled in from ref when the object lacks them.
