@@ -9,6 +9,7 @@
 #include <csiop/kube/config.hpp>
 
 #include "context.hpp"
+#include "scale.hpp"
 #include "scenarios.hpp"
 #include "setup.hpp"
 #include "tracker.hpp"
@@ -82,9 +83,12 @@ asio::awaitable<int> body(const Options& o, std::filesystem::path kubeconfig, bo
   const std::vector<std::string> allNames = names.all();
   const std::vector<std::string> allDrivers = names.drivers();
   const std::vector<std::string> noDrivers;
-  report.nodes = co_await registerDrivers(client, allDrivers);
-  progress("registered " + std::to_string(allDrivers.size()) + " drivers in the CSINodes of " +
-           std::to_string(report.nodes) + " nodes");
+  const bool scale = o.scenario == "scale";
+  if (!scale) { // the scale scenario registers its own
+    report.nodes = co_await registerDrivers(client, allDrivers);
+    progress("registered " + std::to_string(allDrivers.size()) + " drivers in the CSINodes of " +
+             std::to_string(report.nodes) + " nodes");
+  }
 
   const std::filesystem::path workDir = makeWorkDir(o);
   const int metricsPort = freeLoopbackPort();
@@ -128,9 +132,15 @@ asio::awaitable<int> body(const Options& o, std::filesystem::path kubeconfig, bo
     report.idleMemory = readMemory(operatorProcess.pid());
     progress("idle operator: VmRSS " + std::to_string(report.idleMemory->rssKb) + " kB");
 
-    co_await runSingle(ctx, names.single, report);
-    co_await runMany(ctx, names.many, report);
-    co_await deleteMany(ctx, names.many, report);
+    if (scale) {
+      report.scale.emplace();
+      co_await runScale(ctx, names.many, o.driversPerNode, argv, health, *report.scale);
+      report.nodes = report.scale->nodes;
+    } else {
+      co_await runSingle(ctx, names.single, report);
+      co_await runMany(ctx, names.many, report);
+      co_await deleteMany(ctx, names.many, report);
+    }
   } catch (const std::exception& e) {
     failure = e.what();
   }

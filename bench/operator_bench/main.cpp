@@ -9,7 +9,9 @@
 // DriverDeployment; mutating requests in a steady-state window (should be 0); the operator's
 // VmRSS/VmHWM idle and with 100 DriverDeployments, and its CPU time (utime+stime) idle, per
 // DriverDeployment, in the 100-at-once burst (average and peak millicores), in the steady state
-// and for the 100 deletes. Progress goes to stderr, the table to stdout. It measures, it
+// and for the 100 deletes. `--scenario scale --nodes 5000 --many 1000` measures the operator at
+// the size of a large cluster instead (scale.hpp). Progress goes to stderr, the table to
+// stdout. It measures, it
 // asserts nothing; the exit code only says whether every scenario ran.
 #include <iostream>
 
@@ -38,7 +40,7 @@ int main(int argc, char** argv) {
       })
       ->capture_default_str();
   app.add_option("--nodes", o.nodes, "Nodes of the cluster it starts")
-      ->check(CLI::Range(1, 100))
+      ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   app.add_flag("--keep-cluster", o.keepCluster, "Leave the started cluster running");
   app.add_option("--operator", o.operatorBinary, "The csi-operator binary")
@@ -51,13 +53,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--many", o.many, "DriverDeployments applied at once")
-      ->check(CLI::Range(1, 1000))
+      ->check(CLI::Range(1, 5000))
       ->capture_default_str();
   app.add_option("--steady-seconds", o.steadySeconds, "Steady-state window after convergence")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   app.add_option("--timeout", o.timeoutSeconds, "Seconds allowed for each wait")
       ->check(CLI::Range(10, 7200))
+      ->capture_default_str();
+  app.add_option("--scenario", o.scenario,
+                 "standard: 1 DD repeated, then --many at once with their pods; scale: --many "
+                 "DDs without pods on --nodes nodes whose CSINodes list --drivers-per-node "
+                 "drivers each (CSINode updates, steady state, cold start)")
+      ->check(CLI::IsMember({"standard", "scale"}))
+      ->capture_default_str();
+  app.add_option("--drivers-per-node", o.driversPerNode, "scale: drivers each node's CSINode lists")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
   app.add_option("--work-dir", o.workDir, "Where the operator log goes (default: a new /tmp dir)");
   CLI11_PARSE(app, argc, argv);

@@ -18,6 +18,8 @@ struct Options {
   int steadySeconds = 30;                // steady-state window after convergence
   int timeoutSeconds = 900;              // per wait (children, Ready, gone)
   std::string workDir;                   // operator log; "": a new /tmp/csiop-bench-XXXXXX
+  std::string scenario = "standard";     // standard | scale (scale.hpp)
+  int driversPerNode = 4;                // scale: drivers each node's CSINode lists
 };
 
 } // namespace csiop::bench

@@ -83,6 +83,18 @@ Captured runCapture(const std::vector<std::string>& argv) {
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  start(argv, log);
+}
+
+void ChildProcess::restart(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  if (running()) {
+    throw std::logic_error("ChildProcess::restart: the process still runs");
+  }
+  exit_.reset();
+  start(argv, log);
+}
+
+void ChildProcess::start(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   if (argv.empty()) {
     throw std::invalid_argument("ChildProcess: empty argv");
   }

@@ -39,8 +39,12 @@ public:
   void signal(int sig);
   // SIGTERM, then SIGKILL after grace; returns the exit code.
   int stop(std::chrono::milliseconds grace);
+  // Starts it again once it has stopped.
+  void restart(const std::vector<std::string>& argv, const std::filesystem::path& log);
 
 private:
+  void start(const std::vector<std::string>& argv, const std::filesystem::path& log);
+
   pid_t pid_ = -1;
   std::optional<int> exit_;
 };

@@ -111,6 +111,59 @@ std::string kindsSummary(const std::vector<ObjectKey>& objects) {
   return out;
 }
 
+void scaleReport(std::ostream& out, const ScaleReport& s) {
+  const auto value = [&](const char* what, const std::string& v) {
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-46s %s\n", what, v.c_str());
+    out << line;
+  };
+  const auto millis = [&](const std::optional<double>& ms) {
+    return ms ? format("%.0f ms", *ms) : std::string("-");
+  };
+  out << "\nscale: " << s.driverDeployments << " DDs (no pods: node plugins select no node, "
+      << "0 controller replicas) on " << s.nodes << " nodes, each CSINode listing "
+      << s.driversPerNode << " drivers\n";
+  value("CSINodes written", millis(s.registerMs));
+  value("creates sent -> last create returned", millis(s.createSpanMs));
+  value("creates sent -> every child of every DD", millis(s.allChildrenMs));
+  value("creates sent -> operator idle (statuses written)", millis(s.idleMs));
+  value("statuses counting the registering nodes right",
+        std::to_string(s.truthfulStatuses) + "/" + std::to_string(s.driverDeployments));
+  memoryRow(out, "memory when converged (VmRSS, VmHWM)", s.convergedMemory);
+  cpuRow(out, "CPU creates -> idle (wall, CPU, avg, peak)", s.convergeCpu);
+  out << "  API usage, creates -> idle:\n";
+  if (s.converge) {
+    usageRows(out, *s.converge, s.driverDeployments);
+  }
+  out << "  " << s.csiNodeUpdates << " CSINode updates (one driver dropped or re-added), each "
+      << "until the operator is idle:\n";
+  if (s.updates && s.csiNodeUpdates > 0) {
+    const double n = s.csiNodeUpdates;
+    value("  reconciles per update", format("%.2f", s.updates->reconciles / n));
+    value("  API requests per update", format("%.2f", s.updates->requests / n));
+    value("  mutating requests per update", format("%.2f", s.updates->mutating / n));
+    value("  mean reconcile duration",
+          s.reconcileMeanMs ? format("%.2f ms", *s.reconcileMeanMs) : std::string("-"));
+    if (s.updatesCpu) {
+      value("  operator CPU per update (incl. metrics scrapes)",
+            format("%.1f ms", s.updatesCpu->cpuSeconds * 1000 / n));
+    }
+  }
+  out << "  steady state:\n";
+  if (s.steady) {
+    usageRows(out, *s.steady, 0);
+  }
+  cpuRow(out, "steady state CPU", s.steadyCpu);
+  out << "  cold start (SIGTERM, started again):\n";
+  value("  started -> /readyz", millis(s.restartReadyMs));
+  value("  started -> every DD reconciled, idle", millis(s.restartIdleMs));
+  if (s.restart) {
+    usageRows(out, *s.restart, 0);
+  }
+  cpuRow(out, "cold start CPU", s.restartCpu);
+  memoryRow(out, "memory after the cold start", s.restartMemory);
+}
+
 } // namespace
 
 void printReport(std::ostream& out, const Report& r) {
@@ -130,6 +183,16 @@ void printReport(std::ostream& out, const Report& r) {
       << " rendered objects each: " << kindsSummary(r.objectsPerDriverDeployment) << "\n";
   out << "            the driver is registered in every node's CSINode before the apply\n";
 
+  if (r.scale) {
+    scaleReport(out, *r.scale);
+    memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);
+    out << "\nbenchmark   " << r.watchEvents << " watch events read, wall time "
+        << format("%.0f s", r.wallSeconds) << "\n";
+    for (const auto& p : r.problems) {
+      out << "  - " << p << "\n";
+    }
+    return;
+  }
   out << "\nlatency (ms; from the create/delete response; nearest-rank percentiles, so p99 of "
          "20 samples is the max)\n";
   out << "                                           done     min      p50      p99      max\n";

@@ -10,6 +10,7 @@
 #include "machine.hpp"
 #include "metrics.hpp"
 #include "process.hpp"
+#include "scale.hpp"
 #include "workload.hpp"
 
 namespace csiop::bench {
@@ -50,6 +51,7 @@ struct Report {
   std::optional<CpuUsage> steadyCpu;     // the steady window
   std::optional<CpuUsage> deleteManyCpu; // deletes sent -> every DD gone
   std::size_t watchEvents = 0;           // read by the benchmark's watches
+  std::optional<ScaleReport> scale;      // --scenario scale
 
   std::vector<std::string> problems;
   double wallSeconds = 0;

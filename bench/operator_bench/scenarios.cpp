@@ -83,6 +83,8 @@ void checkWatched(const std::vector<ObjectKey>& expected) {
   }
 }
 
+} // namespace
+
 // Waits until operator metrics show no reconcile for `quiet` and an empty work queue (at most
 // `limit`); returns the last scrape.
 asio::awaitable<MetricsSnapshot> waitOperatorIdle(Context& ctx, std::chrono::milliseconds quiet,
@@ -101,8 +103,6 @@ asio::awaitable<MetricsSnapshot> waitOperatorIdle(Context& ctx, std::chrono::mil
   }
   co_return last;
 }
-
-} // namespace
 
 asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report) {
   report.singleIterations = ctx.options.singleIterations;

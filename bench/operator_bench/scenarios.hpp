@@ -2,15 +2,22 @@
 // still leaves what was measured.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
 #include "context.hpp"
+#include "metrics.hpp"
 #include "report.hpp"
 
 namespace csiop::bench {
+
+// Waits until the operator's metrics show no reconcile for `quiet` and an empty work queue (at
+// most `limit`); returns the last scrape.
+boost::asio::awaitable<MetricsSnapshot>
+waitOperatorIdle(Context& ctx, std::chrono::milliseconds quiet, std::chrono::milliseconds limit);
 
 // options.singleIterations times: create DriverDeployment `name`, wait until every rendered
 // object exists and it is Ready, delete it, wait until it and its children are gone and its

@@ -86,6 +86,10 @@ asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& cli
   co_return &legacy;
 }
 
+// How long a change of a workload pod waits for others before its DriverDeployment is
+// reconciled.
+constexpr std::chrono::seconds kPodChangeBatch{1};
+
 // What reconciles: the caches, the event recorder and the reconciler, built
 // once discovery has chosen the CSIDriver API. Every cache change queues the
 // DriverDeployments it concerns.
@@ -95,11 +99,19 @@ struct Controllers {
       : caches(client, csiDriverApi), events(client, nowRfc3339),
         reconciler(client, caches, events, nowRfc3339, configPollPeriod) {
     for (Informer* informer : caches.all()) {
-      informer->onChange([this, &queue](const Json* old, const Json* updated) {
+      // The workloads' pods change one by one through a rollout (each becoming ready is a
+      // change): their DriverDeployment is reconciled once for the changes of a second, not
+      // once per pod.
+      const bool batched = informer == &caches.pods;
+      informer->onChange([this, &queue, batched](const Json* old, const Json* updated) {
         for (const Json* o : {old, updated}) {
           if (o != nullptr) {
             for (const auto& name : reconciler.ownersOf(*o)) {
-              queue.add(name);
+              if (batched) {
+                queue.addAfter(name, kPodChangeBatch);
+              } else {
+                queue.add(name);
+              }
             }
           }
         }
