@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <csiop/api/yaml.hpp>
 
 namespace csiop::test {
@@ -48,10 +50,11 @@ inline std::string helmBinary() {
   return helm;
 }
 
-// The objects of release "csiop" in kNamespace; flags are added to the command line.
-inline std::vector<api::Json> helmTemplate(const std::string& flags = "") {
-  const std::string command = helmBinary() + " template csiop '" + CSIOP_CHART_DIR +
-                              "' --namespace " + kNamespace + " " + flags + " 2>&1";
+// The objects of release "csiop" in kNamespace rendered from the chart at `chart`; flags are
+// added to the command line.
+inline std::vector<api::Json> helmTemplateOf(const std::string& chart, const std::string& flags) {
+  const std::string command = helmBinary() + " template csiop '" + chart + "' --namespace " +
+                              kNamespace + " " + flags + " 2>&1";
   std::vector<api::Json> objects;
   for (api::Json& o : api::parseYaml(capture(command))) {
     if (o.is_object()) {
@@ -59,6 +62,49 @@ inline std::vector<api::Json> helmTemplate(const std::string& flags = "") {
     }
   }
   return objects;
+}
+
+// The objects of release "csiop" in kNamespace; flags are added to the command line.
+inline std::vector<api::Json> helmTemplate(const std::string& flags = "") {
+  return helmTemplateOf(CSIOP_CHART_DIR, flags);
+}
+
+// What helm says when `helm template` with these flags fails (e.g. values the schema refuses);
+// "" if it succeeds.
+inline std::string helmTemplateError(const std::string& flags) {
+  try {
+    helmTemplate(flags);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// NOTES.txt as `helm install` with these flags would print it. `helm template` does not render
+// NOTES.txt, so a copy of the chart renders the same text through `tpl` into a ConfigMap, with
+// the same values and capabilities.
+inline std::string helmNotes(const std::string& flags = "") {
+  namespace fs = std::filesystem;
+  const fs::path copy =
+      fs::temp_directory_path() / ("csiop-chart-notes-" + std::to_string(::getpid()));
+  fs::remove_all(copy);
+  fs::copy(CSIOP_CHART_DIR, copy, fs::copy_options::recursive);
+  fs::copy_file(copy / "templates/NOTES.txt", copy / "notes-under-test.txt");
+  std::ofstream(copy / "templates/notes-under-test.yaml")
+      << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n"
+         "  notes: {{ tpl (.Files.Get \"notes-under-test.txt\") . | toJson }}\n";
+  std::vector<api::Json> objects;
+  try {
+    objects = helmTemplateOf(copy.string(), "--show-only templates/notes-under-test.yaml " + flags);
+  } catch (...) {
+    fs::remove_all(copy);
+    throw;
+  }
+  fs::remove_all(copy);
+  if (objects.size() != 1) {
+    throw std::runtime_error("the NOTES.txt ConfigMap was not rendered");
+  }
+  return objects[0]["data"]["notes"].get<std::string>();
 }
 
 } // namespace csiop::test

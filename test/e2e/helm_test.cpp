@@ -317,6 +317,9 @@ TEST_F(HelmChart, ApiServerCallsTheWebhookThroughTheChartsConfiguration) {
       << denied;
   EXPECT_NE(denied.err.find("already used by DriverDeployment \"hostpath\""), std::string::npos)
       << denied;
+  // The denial is counted where the chart's ServiceMonitor scrapes (the README's queries).
+  EXPECT_GE(op->metric("csiop_webhook_reviews_total{result=\"denied\"}"), 1);
+  writeArtifact("helm-operator-metrics.txt", op->metrics());
 }
 
 TEST_F(HelmChart, HelmTestHookCommandSucceedsAgainstTheWebhook) {
@@ -445,6 +448,78 @@ TEST_F(HelmChart, UpgradeKeepsTheCertificateAndRollsTheDeployment) {
   }
   EXPECT_GE(sets["items"].size(), 2u);
   EXPECT_EQ(active, 1);
+}
+
+TEST_F(HelmChart, ServiceMonitorOnceThePrometheusOperatorApiIsServed) {
+  const std::string monitor = "servicemonitor/" + kFullname;
+  const std::string metricsService = kFullname + "-metrics";
+  // Without prometheus-operator's CRD, helm finds no ServiceMonitor API: the chart skips the
+  // ServiceMonitor (and the metrics Service it implies) and its notes say so.
+  auto upgrade =
+      helm({"upgrade", kRelease, chart().string(), "-n", kNamespace, "--reuse-values", "--set",
+            "metrics.serviceMonitor.enabled=true", "--wait", "--timeout", "3m"});
+  ASSERT_TRUE(upgrade.ok()) << upgrade;
+  EXPECT_NE(upgrade.out.find("WARNING: metrics.serviceMonitor.enabled is true"), std::string::npos)
+      << upgrade.out;
+  EXPECT_FALSE(exists({"service", "-n", kNamespace, metricsService}));
+  // Forced, it is rendered all the same, and helm cannot map it to an API of this cluster.
+  const auto forced =
+      helm({"upgrade", kRelease, chart().string(), "-n", kNamespace, "--reuse-values", "--set",
+            "metrics.serviceMonitor.force=true", "--dry-run=server"});
+  EXPECT_FALSE(forced.ok()) << forced;
+  EXPECT_NE(forced.err.find("no matches for kind \"ServiceMonitor\""), std::string::npos) << forced;
+
+  // prometheus-operator's pinned CRD (test/cluster/monitoring-crd); the API server then
+  // validates the ServiceMonitor against its schema.
+  const auto crd = run({(sourceDir() / "test/cluster/monitoring-crd").string()}, {.timeout = 600s});
+  ASSERT_TRUE(crd.ok()) << crd;
+  auto applied = kubectl({"apply", "--server-side", "-f", trimmed(crd.out)});
+  ASSERT_TRUE(applied.ok()) << applied;
+  const auto established = kubectl({"wait", "--for=condition=Established", "--timeout=60s",
+                                    "crd/servicemonitors.monitoring.coreos.com"});
+  ASSERT_TRUE(established.ok()) << established;
+
+  upgrade = helm({"upgrade", kRelease, chart().string(), "-n", kNamespace, "--reuse-values",
+                  "--wait", "--timeout", "3m"});
+  ASSERT_TRUE(upgrade.ok()) << upgrade;
+  EXPECT_NE(upgrade.out.find("Metrics: the ServiceMonitor " + kNamespace + "/" + kFullname),
+            std::string::npos)
+      << upgrade.out;
+  const Json sm = kubectlJson({"get", monitor, "-n", kNamespace});
+  const Json& endpoint = sm["spec"]["endpoints"][0];
+  EXPECT_EQ(endpoint["port"], "metrics");
+  EXPECT_EQ(endpoint["path"], "/metrics");
+  EXPECT_EQ(sm["spec"]["namespaceSelector"]["matchNames"], Json::array({kNamespace}));
+  // Its selector picks the metrics Service alone, whose port `metrics` is the pods'.
+  std::string selector;
+  for (const auto& [key, value] : sm["spec"]["selector"]["matchLabels"].items()) {
+    selector += (selector.empty() ? "" : ",") + key + "=" + value.get<std::string>();
+  }
+  const Json services = kubectlJson({"get", "services", "-n", kNamespace, "-l", selector});
+  ASSERT_EQ(services["items"].size(), 1u) << services.dump(2).substr(0, 4000);
+  const Json& service = services["items"][0];
+  EXPECT_EQ(service["metadata"]["name"], metricsService);
+  ASSERT_EQ(service["spec"]["ports"].size(), 1u);
+  EXPECT_EQ(service["spec"]["ports"][0]["name"], "metrics");
+  EXPECT_EQ(service["spec"]["ports"][0]["targetPort"], "metrics");
+
+  // Every value of metrics.serviceMonitor (the golden file's) passes the CRD's schema (another
+  // release name: the release's own ServiceMonitor exists).
+  const auto rendered = helm({"template", "e2e-values", chart().string(), "-n", kNamespace, "-f",
+                              (sourceDir() / "test/chart/values/servicemonitor.yaml").string(),
+                              "--set", "metrics.serviceMonitor.namespace=" + kNamespace,
+                              "--api-versions", "monitoring.coreos.com/v1/ServiceMonitor",
+                              "--show-only", "templates/servicemonitor.yaml"});
+  ASSERT_TRUE(rendered.ok()) << rendered;
+  const auto dryRun = kubectl({"create", "--dry-run=server", "-f", "-"}, rendered.out);
+  EXPECT_TRUE(dryRun.ok()) << dryRun;
+  // The API server refuses what the values schema refuses, e.g. a duration prometheus-operator
+  // does not know: the two agree.
+  std::string invalid = rendered.out;
+  invalid.replace(invalid.find("interval: 1m"), 12, "interval: 1 minute");
+  const auto refused = kubectl({"create", "--dry-run=server", "-f", "-"}, invalid);
+  EXPECT_FALSE(refused.ok()) << refused;
+  EXPECT_NE(refused.err.find("spec.endpoints[0].interval"), std::string::npos) << refused;
 }
 
 TEST_F(HelmChart, UninstallRemovesTheOperatorAndLeavesCrdAndDrivers) {

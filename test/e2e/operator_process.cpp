@@ -75,14 +75,19 @@ std::optional<int> OperatorProcess::stop(std::chrono::milliseconds timeout) {
   return process_->wait(timeout);
 }
 
-double OperatorProcess::metric(const std::string& series) const {
+std::string OperatorProcess::metrics() const {
   const auto r =
       run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(metricsPort_) + "/metrics"});
-  if (!r.ok())
+  return r.ok() ? r.out : "";
+}
+
+double OperatorProcess::metric(const std::string& series) const {
+  const std::string text = metrics();
+  if (text.empty())
     return -1;
   const std::string key = "\n" + series + " ";
-  const auto at = ("\n" + r.out).find(key);
-  return at == std::string::npos ? -1 : std::stod(r.out.substr(at + key.size() - 1));
+  const auto at = ("\n" + text).find(key);
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size() - 1));
 }
 
 void registerDriverOnNodes(const std::string& driver) {

@@ -5,6 +5,7 @@
 //                                                            artifact); SIGKILLed if destroyed
 //   op.waitReady(60s)                                        /readyz answers 200
 //   op.metric("csiop_leader")                                a sample of its /metrics (-1: none)
+//   op.metrics()                                             all of its /metrics
 //   op.mutatingRequests()                                    csiop_api_mutating_requests_total
 #pragma once
 
@@ -35,6 +36,8 @@ public:
   OperatorProcess(const std::string& logName, const OperatorInvocation& invocation);
 
   bool waitReady(std::chrono::milliseconds timeout);
+  // Its /metrics text ("" if it does not answer).
+  std::string metrics() const;
   // The value of the first sample whose line starts with `series` ("name" or
   // "name{labels}"), or -1 if there is none or /metrics does not answer.
   double metric(const std::string& series) const;

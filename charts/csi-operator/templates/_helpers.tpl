@@ -64,3 +64,27 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $ns := .Release.Namespace -}}
 {{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson -}}
 {{- end -}}
+
+{{/* "true" when the ServiceMonitor is rendered: metrics.serviceMonitor.enabled, and the
+cluster serves monitoring.coreos.com/v1 ServiceMonitor (or metrics.serviceMonitor.force). */}}
+{{- define "csi-operator.serviceMonitor" -}}
+{{- $sm := .Values.metrics.serviceMonitor -}}
+{{- if and $sm.enabled (or $sm.force (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the metrics Service is rendered: asked for, or selected by the ServiceMonitor. */}}
+{{- define "csi-operator.metricsService" -}}
+{{- if or .Values.metrics.service.enabled (include "csi-operator.serviceMonitor" .) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The metrics Service's labels: the chart's, and the component label the ServiceMonitor selects
+it by (over a component label of commonLabels). */}}
+{{- define "csi-operator.metricsServiceLabels" -}}
+{{- $labels := fromYaml (include "csi-operator.labels" .) -}}
+{{- $_ := set $labels "app.kubernetes.io/component" "metrics" -}}
+{{- toYaml $labels -}}
+{{- end -}}
