@@ -120,9 +120,10 @@ void scaleReport(std::ostream& out, const ScaleReport& s) {
   const auto millis = [&](const std::optional<double>& ms) {
     return ms ? format("%.0f ms", *ms) : std::string("-");
   };
-  out << "\nscale: " << s.driverDeployments << " DDs (no pods: node plugins select no node, "
-      << "0 controller replicas) on " << s.nodes << " nodes, each CSINode listing "
-      << s.driversPerNode << " drivers\n";
+  out << "workload    " << s.driverDeployments << " hostpath-like DriverDeployments of "
+      << s.objectsPerDriverDeployment << " objects each, without pods (node plugins select no "
+      << "node, 0 controller replicas), on " << s.nodes << " nodes, each CSINode listing "
+      << s.driversPerNode << " drivers\n\n";
   value("CSINodes written", millis(s.registerMs));
   value("creates sent -> last create returned", millis(s.createSpanMs));
   value("creates sent -> every child of every DD", millis(s.allChildrenMs));
@@ -177,12 +178,6 @@ void printReport(std::ostream& out, const Report& r) {
       << r.kubernetesVersion << "\n";
   out << "operator    " << r.operatorCommand << "\n";
   out << "            log: " << r.operatorLog << "\n";
-  out << "workload    hostpath-like DriverDeployment (examples/hostpath.yaml, own name, driver "
-         "name, namespace, StorageClass), "
-      << r.objectsPerDriverDeployment.size()
-      << " rendered objects each: " << kindsSummary(r.objectsPerDriverDeployment) << "\n";
-  out << "            the driver is registered in every node's CSINode before the apply\n";
-
   if (r.scale) {
     scaleReport(out, *r.scale);
     memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);
@@ -193,6 +188,12 @@ void printReport(std::ostream& out, const Report& r) {
     }
     return;
   }
+  out << "workload    hostpath-like DriverDeployment (examples/hostpath.yaml, own name, driver "
+         "name, namespace, StorageClass), "
+      << r.objectsPerDriverDeployment.size()
+      << " rendered objects each: " << kindsSummary(r.objectsPerDriverDeployment) << "\n";
+  out << "            the driver is registered in every node's CSINode before the apply\n";
+
   out << "\nlatency (ms; from the create/delete response; nearest-rank percentiles, so p99 of "
          "20 samples is the max)\n";
   out << "                                           done     min      p50      p99      max\n";

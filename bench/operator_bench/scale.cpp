@@ -90,6 +90,8 @@ asio::awaitable<void> runScale(Context& ctx, std::vector<std::string> names, int
                                ScaleReport& out) {
   out.driverDeployments = static_cast<int>(names.size());
   out.driversPerNode = driversPerNode;
+  out.objectsPerDriverDeployment =
+      names.empty() ? 0 : static_cast<int>(expectedObjects(scaleDriverDeployment(names[0])).size());
   std::vector<std::string> drivers;
   for (const auto& name : names) {
     drivers.push_back(driverNameFor(name));

@@ -23,6 +23,7 @@ struct ScaleReport {
   int driverDeployments = 0;
   int nodes = 0;
   int driversPerNode = 0;
+  int objectsPerDriverDeployment = 0;
   std::optional<double> registerMs;    // every CSINode written
   std::optional<double> createSpanMs;  // creates sent -> last create returned
   std::optional<double> allChildrenMs; // creates sent -> every child of every DD seen

@@ -89,8 +89,8 @@ parse_args() {
   [[ ${NAME} =~ ^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$ ]] \
     || die "--name must be a short DNS label ([a-z0-9-], max 32 chars): ${NAME}"
   # 0 kwok nodes only beside a real node (checked by up).
-  if ! [[ ${NODES} =~ ^[0-9]+$ ]] || ((NODES > 100)); then
-    die "--nodes must be an integer in 0..100: ${NODES}"
+  if ! [[ ${NODES} =~ ^[0-9]+$ ]] || ((NODES > 10000)); then
+    die "--nodes must be an integer in 0..10000: ${NODES}"
   fi
   STATE_DIR="$(state_root)/${NAME}"
   # shellcheck disable=SC2034 # used by the scripts that source this file

@@ -170,4 +170,18 @@ std::string firstDifference(const Json& live, const Json& desired) {
   return find(live, desired, "", "", "");
 }
 
+bool onlyStatusDiffers(const Json& before, const Json& after) {
+  const auto withoutStatus = [](Json o) {
+    if (o.is_object()) {
+      o.erase("status");
+      if (const auto meta = o.find("metadata"); meta != o.end() && meta->is_object()) {
+        meta->erase("resourceVersion");
+        meta->erase("managedFields");
+      }
+    }
+    return o;
+  };
+  return sameJson(withoutStatus(before), withoutStatus(after));
+}
+
 } // namespace csiop::controller

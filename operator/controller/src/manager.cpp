@@ -1,5 +1,7 @@
 #include <csiop/controller/manager.hpp>
 
+#include <csiop/controller/compare.hpp>
+
 #include <cstdlib>
 #include <fstream>
 #include <unistd.h>
@@ -103,19 +105,25 @@ struct Controllers {
       // change): their DriverDeployment is reconciled once for the changes of a second, not
       // once per pod.
       const bool batched = informer == &caches.pods;
-      informer->onChange([this, &queue, batched](const Json* old, const Json* updated) {
-        for (const Json* o : {old, updated}) {
-          if (o != nullptr) {
-            for (const auto& name : reconciler.ownersOf(*o)) {
-              if (batched) {
-                queue.addAfter(name, kPodChangeBatch);
-              } else {
-                queue.add(name);
+      const bool ownStatusEchoes = informer == &caches.driverDeployments;
+      informer->onChange(
+          [this, &queue, batched, ownStatusEchoes](const Json* old, const Json* updated) {
+            if (ownStatusEchoes && old != nullptr && updated != nullptr &&
+                onlyStatusDiffers(*old, *updated)) {
+              return; // the echo of a status write: nothing the reconciler reads changed
+            }
+            for (const Json* o : {old, updated}) {
+              if (o != nullptr) {
+                for (const auto& name : reconciler.ownersOf(*o)) {
+                  if (batched) {
+                    queue.addAfter(name, kPodChangeBatch);
+                  } else {
+                    queue.add(name);
+                  }
+                }
               }
             }
-          }
-        }
-      });
+          });
     }
   }
 

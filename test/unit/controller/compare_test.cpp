@@ -73,6 +73,23 @@ TEST(Compare, SameJsonIgnoresKeyOrderOnly) {
   EXPECT_FALSE(sameJson(j(R"({"a": 1})"), j(R"({"a": 1, "b": null})")));
 }
 
+TEST(Compare, OnlyStatusDiffersIsTheEchoOfAStatusWrite) {
+  const Json before = Json::parse(R"({"metadata":{"name":"a","resourceVersion":"1",
+    "generation":2,"finalizers":["f"],"managedFields":[{"manager":"m","operation":"Apply"}]},
+    "spec":{"x":1},"status":{"observedGeneration":1}})");
+  Json after = before;
+  after["status"]["observedGeneration"] = 2;
+  after["metadata"]["resourceVersion"] = "2";
+  after["metadata"]["managedFields"].push_back({{"manager", "m"}, {"subresource", "status"}});
+  EXPECT_TRUE(onlyStatusDiffers(before, after));
+  for (const char* path : {"/spec/x", "/metadata/generation", "/metadata/finalizers",
+                           "/metadata/annotations", "/metadata/deletionTimestamp"}) {
+    Json changed = after;
+    changed[Json::json_pointer(path)] = "changed";
+    EXPECT_FALSE(onlyStatusDiffers(before, changed)) << path;
+  }
+}
+
 TEST(Compare, QuantityValues) {
   EXPECT_NEAR(static_cast<double>(*quantityValue("100m")), 0.1, 1e-12);
   EXPECT_EQ(quantityValue("2Ki"), 2048.0L);

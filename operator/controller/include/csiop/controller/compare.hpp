@@ -29,6 +29,12 @@ std::string firstDifference(const Json& live, const Json& desired);
 // sorted, the operator writes them in declaration order).
 bool sameJson(const Json& a, const Json& b);
 
+// Whether two versions of an object differ in their status alone (and the resourceVersion
+// and managers that come with any write): the echo of a status write, which a DriverDeployment
+// need not be reconciled for (as controller-runtime's GenerationChangedPredicate, but a change
+// of labels, annotations, finalizers or deletion still counts).
+bool onlyStatusDiffers(const Json& before, const Json& after);
+
 // Numeric value of a Kubernetes quantity ("100m", "1.5Gi", "2e3"); nullopt if malformed.
 std::optional<long double> quantityValue(const std::string& quantity);
 
