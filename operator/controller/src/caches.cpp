@@ -86,6 +86,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
   csiNodes.setTransform(cutDownCSINode);
   csiNodes.addIndex(kByDriver, registeredDrivers);
   driverDeployments.addIndex(kByDriver, driverNameOf);
+  csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
   pods.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.setTransform([](Json& revision) {

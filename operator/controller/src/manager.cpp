@@ -200,7 +200,12 @@ int runManager(const ManagerOptions& options) {
     }
     if (runtime::parseBindAddress(options.metricsBindAddress)) {
       auto s = std::make_unique<runtime::HttpServer>(io.get_executor(), options.metricsBindAddress);
-      s->handle("/metrics", runtime::metricsHandler(metrics));
+      // The queue depth as of the scrape, not only as of the last reconcile's end.
+      s->handle("/metrics", [&queue, &metrics, serve = runtime::metricsHandler(metrics)](
+                                const runtime::HttpRequest& request) {
+        metrics.setWorkqueueDepth(queue.len());
+        return serve(request);
+      });
       servers.push_back(std::move(s));
     }
     for (auto& s : servers) {

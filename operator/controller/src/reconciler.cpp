@@ -115,7 +115,7 @@ std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::
       }
     }
   }
-  for (const Json* o : caches_.csiDrivers.list()) {
+  for (const Json* o : caches_.csiDrivers.byIndex(kByOwner, name)) {
     if (ownedBy(*o, uid)) {
       out.push_back(*o);
     }
@@ -592,8 +592,11 @@ asio::awaitable<void> Reconciler::rollNodePlugins(const api::Effective& e, const
       in.pluginPods.push_back(pod);
     }
   }
-  for (const Json* node : caches_.nodes.list()) {
-    in.nodes[metadataField(*node, "name")] = node;
+  for (const Json* pod : in.pluginPods) { // the nodes that matter, not every node
+    const std::string node = stringField(pod->value("spec", Json::object()), "nodeName");
+    if (const Json* n = caches_.nodes.get("", node); n != nullptr) {
+      in.nodes[node] = n;
+    }
   }
   in.users =
       volumeUsersByNode(e.driverName, caches_.persistentVolumes.list(), caches_.volumeUsers.list());

@@ -20,7 +20,7 @@ namespace csiop::controller {
 // DriverDeployment without walking every cached object: the per-event work stays flat as
 // nodes, pods and DriverDeployments grow.
 // - kByOwner: the owner label's value (the DriverDeployment's name), on every cache selected
-//   by it (children, pods, controllerRevisions);
+//   by it (children, pods, controllerRevisions) and on the CSIDrivers;
 // - kByDriver: spec.driverName of a DriverDeployment; each driver registered in a CSINode.
 inline constexpr const char* kByOwner = "owner";
 inline constexpr const char* kByDriver = "driver";

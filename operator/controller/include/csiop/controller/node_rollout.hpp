@@ -39,7 +39,7 @@ std::map<std::string, NodeVolumeUsers> volumeUsersByNode(const std::string& driv
 struct NodeRolloutInput {
   std::string currentHash;                  // the DaemonSet's newest controller-revision-hash
   std::vector<const Json*> pluginPods;      // the DaemonSet's pods
-  std::map<std::string, const Json*> nodes; // by name
+  std::map<std::string, const Json*> nodes; // by name: at least those of pluginPods
   std::map<std::string, NodeVolumeUsers> users;
   std::int32_t maxUnavailable = 1; // resolved against the desired node count, >= 1
   std::int32_t unavailable = 0;    // the DaemonSet's status.numberUnavailable
