@@ -136,8 +136,8 @@ void scaleReport(std::ostream& out, const ScaleReport& s) {
   if (s.converge) {
     usageRows(out, *s.converge, s.driverDeployments);
   }
-  out << "  " << s.csiNodeUpdates << " CSINode updates (one driver dropped or re-added), each "
-      << "until the operator is idle:\n";
+  out << "  " << s.csiNodeUpdates << " CSINode updates (one driver dropped on 50 nodes, 20 ms "
+      << "apart, then re-added), until the operator is idle:\n";
   if (s.updates && s.csiNodeUpdates > 0) {
     const double n = s.csiNodeUpdates;
     value("  reconciles per update", format("%.2f", s.updates->reconciles / n));
