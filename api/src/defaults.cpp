@@ -178,6 +178,7 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
                                const std::string& registry) {
   const ControllerSpec& c = *spec.controller;
   EffectiveController out;
+  out.placement = orDefault(c.placement, std::string(defaults::kPlacementWorkload));
   out.kind = orDefault(c.kind, std::string(defaults::kControllerKind));
   out.replicas = orDefault(c.replicas, 1);
   out.nodeSelector = orDefault(c.nodeSelector, {});
@@ -186,7 +187,8 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
   out.topologySpreadConstraints = orNull(c.topologySpreadConstraints);
   out.priorityClassName =
       orDefault(c.priorityClassName, std::string(defaults::kControllerPriorityClass));
-  const bool le = out.replicas > 1;
+  // Several pods run the sidecars: the replicas, or one node plugin pod per node.
+  const bool le = out.replicas > 1 || out.inNodePlugin();
   out.sidecars = {
       sidecar(c.provisioner, Component::Provisioner, "csi-provisioner", true,
               defaults::kProvisionerPort, c, le, registry),

@@ -491,21 +491,29 @@ void csiDriver(Validator& v, const DriverDeploymentSpec& spec) {
   }
 }
 
-void node(Validator& v, const DriverDeploymentSpec& spec) {
+using Ports = std::map<std::int64_t, std::string>; // port -> the field that uses it
+
+std::string kubeletDirOf(const DriverDeploymentSpec& spec) {
+  std::string dir = spec.node && spec.node->kubeletDir ? *spec.node->kubeletDir
+                                                       : std::string(defaults::kKubeletDir);
+  while (dir.size() > 1 && dir.back() == '/') {
+    dir.pop_back();
+  }
+  return dir;
+}
+
+// The node plugin pod but its driver container (nodeDriver); returns the ports its
+// sidecars use.
+Ports node(Validator& v, const DriverDeploymentSpec& spec) {
   const NodeSpec n = spec.node.value_or(NodeSpec{});
   const std::string p = "spec.node";
-  std::string kubeletDir = defaults::kKubeletDir;
   if (n.kubeletDir) {
-    kubeletDir = *n.kubeletDir;
     const auto& d = *n.kubeletDir;
     if (d.empty() || d.front() != '/') {
       v.add(invalid(p + ".kubeletDir", d, "must be an absolute path"));
     } else if (d.find("/../") != std::string::npos || d.ends_with("/..") ||
                d.find_first_of(" \t\n:") != std::string::npos) {
       v.add(invalid(p + ".kubeletDir", d, "must not contain '..', ':' or whitespace"));
-    }
-    while (kubeletDir.size() > 1 && kubeletDir.back() == '/') {
-      kubeletDir.pop_back();
     }
   }
   if (n.updateStrategy) {
@@ -548,7 +556,7 @@ void node(Validator& v, const DriverDeploymentSpec& spec) {
   v.rbacRules(p + ".rbacRules", n.rbacRules);
   v.object(p + ".podTemplatePatch", n.podTemplatePatch, "an object (a pod template patch)");
 
-  std::map<std::int64_t, std::string> reserved;
+  Ports reserved;
   const auto regPort =
       n.registrar && n.registrar->httpPort ? *n.registrar->httpPort : defaults::kRegistrarPort;
   v.port(p + ".registrar.httpPort", regPort);
@@ -563,6 +571,14 @@ void node(Validator& v, const DriverDeploymentSpec& spec) {
     }
     reserved[probePort] = "spec.node.livenessProbe.port";
   }
+  return reserved;
+}
+
+// The node plugin's driver container; `reserved`: the ports of the pod's other containers.
+void nodeDriver(Validator& v, const DriverDeploymentSpec& spec, const Ports& reserved) {
+  const NodeSpec n = spec.node.value_or(NodeSpec{});
+  const std::string p = "spec.node";
+  const std::string kubeletDir = kubeletDirOf(spec);
   const bool ownContext = n.driver && n.driver->securityContext;
   const auto& context = ownContext ? n.driver->securityContext : spec.driver.securityContext;
   if (context && context->is_object() && !isTrue(*context, "privileged")) {
@@ -575,7 +591,32 @@ void node(Validator& v, const DriverDeploymentSpec& spec) {
               {"/csi", "/dev", kubeletDir + "/pods", kubeletDir + "/plugins"}, reserved);
 }
 
-void controller(Validator& v, const DriverDeploymentSpec& spec) {
+// The fields that shape a controller pod of its own, which placement NodePlugin has not.
+void noControllerPod(Validator& v, const ControllerSpec& c, const std::string& p) {
+  const auto reject = [&](const char* field, bool set) {
+    if (set) {
+      v.add(forbidden(p + "." + field,
+                      "applies to the controller workload, and with placement NodePlugin there is "
+                      "none: the sidecars run in the node plugin's pods (set it under spec.node)"));
+    }
+  };
+  // kind has a schema default (Deployment), so only another value is the user's.
+  reject("kind", c.kind && *c.kind != defaults::kControllerKind);
+  reject("replicas", c.replicas.has_value());
+  reject("nodeSelector", c.nodeSelector.has_value());
+  reject("tolerations", c.tolerations.has_value());
+  reject("affinity", c.affinity.has_value());
+  reject("topologySpreadConstraints", c.topologySpreadConstraints.has_value());
+  reject("priorityClassName", c.priorityClassName.has_value());
+  reject("livenessProbe", c.livenessProbe.has_value());
+  reject("driver", c.driver.has_value());
+  reject("podTemplatePatch", c.podTemplatePatch.has_value());
+}
+
+// The controller side; `nodePorts`: the node plugin pod's sidecar ports. Returns the ports
+// the node plugin's driver container must leave free (its sidecars', and the controller
+// sidecars' when they run in the same pod).
+Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& nodePorts) {
   const bool attachRequired =
       spec.csiDriver && spec.csiDriver->attachRequired ? *spec.csiDriver->attachRequired : true;
   const bool capacity = spec.csiDriver && spec.csiDriver->storageCapacity.value_or(false);
@@ -589,10 +630,18 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
       v.warn("spec.csiDriver.attachRequired is true (the default) but there is no "
              "spec.controller, so no external-attacher will handle VolumeAttachments");
     }
-    return;
+    return nodePorts;
   }
   const ControllerSpec& c = *spec.controller;
   const std::string p = "spec.controller";
+  if (c.placement) {
+    v.oneOf(p + ".placement", *c.placement,
+            {defaults::kPlacementWorkload, defaults::kPlacementNodePlugin});
+  }
+  const bool inNodePlugin = c.placement == defaults::kPlacementNodePlugin;
+  if (inNodePlugin) {
+    noControllerPod(v, c, p);
+  }
   if (c.kind) {
     v.oneOf(p + ".kind", *c.kind, {"Deployment", "StatefulSet"});
   }
@@ -629,7 +678,8 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
       {"snapshotter", c.snapshotter, false, defaults::kSnapshotterPort},
       {"healthMonitor", c.healthMonitor, false, defaults::kHealthMonitorPort},
   };
-  std::map<std::int64_t, std::string> reserved;
+  // In the node plugin the sidecars share the pod (and its ports) with the node's containers.
+  Ports reserved = inNodePlugin ? nodePorts : Ports{};
   for (const auto& s : sidecars) {
     const std::string sp = p + "." + s.name;
     v.container(sp, s.spec);
@@ -642,11 +692,13 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
     }
     const bool ownSetting = s.spec && s.spec->leaderElection && s.spec->leaderElection->enabled;
     const bool leOff = ownSetting ? !*s.spec->leaderElection->enabled : leOffForAll;
-    if (replicas > 1 && leOff) {
+    if ((replicas > 1 || inNodePlugin) && leOff) {
       v.add(forbidden(ownSetting ? sp + ".leaderElection.enabled" : p + ".leaderElection.enabled",
-                      "leader election must stay enabled when replicas > 1: otherwise every "
-                      "replica of the " +
-                          std::string(s.name) + " acts at once"));
+                      std::string("leader election must stay enabled ") +
+                          (inNodePlugin ? "with placement NodePlugin: otherwise the " +
+                                              std::string(s.name) + " of every node acts at once"
+                                        : "when replicas > 1: otherwise every replica of the " +
+                                              std::string(s.name) + " acts at once")));
     }
     const auto port = s.spec && s.spec->httpPort ? *s.spec->httpPort : s.port;
     v.port(sp + ".httpPort", port);
@@ -671,6 +723,9 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
                     "requires spec.controller.provisioner, which publishes CSIStorageCapacity "
                     "objects"));
   }
+  if (inNodePlugin) {
+    return reserved; // no pod, probe or driver container of its own
+  }
   const bool probe = !(c.livenessProbe && c.livenessProbe->enabled == false);
   if (probe) {
     const auto probePort =
@@ -682,6 +737,7 @@ void controller(Validator& v, const DriverDeploymentSpec& spec) {
     reserved[probePort] = p + ".livenessProbe.port";
   }
   driverInPod(v, spec, c.driver, p + ".driver", kControllerVolumes, {"/csi"}, reserved);
+  return nodePorts;
 }
 
 void storageClasses(Validator& v, const DriverDeploymentSpec& spec) {
@@ -784,16 +840,18 @@ Validation validate(const DriverDeployment& object) {
     v.format("spec.namespace", *spec.namespace_, formats::dns1123Label(*spec.namespace_));
   }
   if (!spec.driver.image) {
+    const bool controllerPod =
+        spec.controller && spec.controller->placement != defaults::kPlacementNodePlugin;
     const bool everyPodHasOne =
         spec.node && spec.node->driver && spec.node->driver->image &&
-        (!spec.controller || (spec.controller->driver && spec.controller->driver->image));
+        (!controllerPod || (spec.controller->driver && spec.controller->driver->image));
     if (!everyPodHasOne) {
       v.add(required("spec.driver.image"));
     }
   }
   csiDriver(v, spec);
-  node(v, spec);
-  controller(v, spec);
+  const Ports nodePorts = node(v, spec);
+  nodeDriver(v, spec, controller(v, spec, nodePorts));
   storageClasses(v, spec);
 
   if (spec.imagePullSecrets) {

@@ -25,9 +25,10 @@ std::string driverNameFor(const std::string& name) {
 }
 
 Json driverDeployment(const std::string& name) {
-  // examples/hostpath.yaml: persistent + ephemeral volumes, a privileged node driver with a
-  // hostPath data directory, a single-replica StatefulSet controller with the provisioner,
-  // attacher, resizer and snapshotter, and one StorageClass.
+  // examples/hostpath.yaml's CSIDriver, driver and StorageClass (persistent + ephemeral volumes,
+  // a privileged node driver with a hostPath data directory), but with the controller sidecars
+  // (provisioner, attacher, resizer, snapshotter) in a single-replica StatefulSet of their own:
+  // the layout of most drivers, with a controller workload to create and roll out.
   Json dd = Json::parse(R"json({
     "apiVersion": "csiop.dev/v1alpha1",
     "kind": "DriverDeployment",

@@ -1,5 +1,6 @@
-// What the benchmark applies: hostpath-like DriverDeployments (examples/hostpath.yaml with a
-// name, driver name, namespace and StorageClass of their own), the objects the operator must
+// What the benchmark applies: hostpath-like DriverDeployments (examples/hostpath.yaml with its
+// controller sidecars in a StatefulSet, and a name, driver name, namespace and StorageClass of
+// their own), the objects the operator must
 // create for each (from the render library, exactly what `csi-operator render` prints), and
 // the CSINode registrations a kubelet would write for node-driver-registrar.
 #pragma once

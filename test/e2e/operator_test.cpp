@@ -139,10 +139,12 @@ TEST_F(Operator, SpecEditsUpdateAndPrune) {
       }));
   EXPECT_TRUE(waitFor("the snapshotter and its RBAC are pruned, and the StorageClass", 30s,
                       [&](std::string& seen) {
-                        seen = kubectl({"get", "sts", "hostpath-controller", "-n", "csi-hostpath",
-                                        "-o", "jsonpath={.spec.template.spec.containers[*].name}"})
+                        // The example's sidecars run in the node plugin's pods.
+                        seen = kubectl({"get", "ds", "hostpath-node", "-n", "csi-hostpath", "-o",
+                                        "jsonpath={.spec.template.spec.containers[*].name}"})
                                    .out;
-                        return seen.find("csi-snapshotter") == std::string::npos &&
+                        return seen.find("csi-provisioner") != std::string::npos &&
+                               seen.find("csi-snapshotter") == std::string::npos &&
                                !exists({"clusterrole", "csiop:hostpath:external-snapshotter"}) &&
                                !exists({"storageclass", "csi-hostpath-sc"});
                       }));

@@ -98,6 +98,7 @@ TEST(Crd, SchemaDefaultsAreTheCodeDefaults) {
   collectDefaults(schema(), "", defaults);
   const std::map<std::string, Json> expected = {
       {"spec.controller.kind", defaults::kControllerKind},
+      {"spec.controller.placement", defaults::kPlacementWorkload},
       {"spec.deletionPolicy", defaults::kDeletionPolicy},
       {"spec.paused", Effective{}.paused},
   };

@@ -77,7 +77,7 @@ const SidecarCase kSidecars[] = {
     {"healthMonitor",
      "external-health-monitor",
      {"/persistentvolumes: get,list,watch", "/persistentvolumeclaims: get,list,watch",
-      "/nodes: get,list,watch", "/pods: get,list,watch", "/events: create,patch"}},
+      "/nodes: get,list,watch", "/pods: get,list,watch", "/events: create,get,list,patch,watch"}},
 };
 
 std::string only(const std::string& field) {

@@ -387,7 +387,54 @@ INSTANTIATE_TEST_SUITE_P(
                 Case{
                     "DeletionPolicyEnum",
                     "spec: {deletionPolicy: Keep}",
-                    {R"(spec.deletionPolicy: Unsupported value: "Keep": supported values: "Delete", "Orphan")"}}),
+                    {R"(spec.deletionPolicy: Unsupported value: "Keep": supported values: "Delete", "Orphan")"}},
+                Case{
+                    "PlacementEnum",
+                    "spec: {controller: {placement: Node}}",
+                    {R"(spec.controller.placement: Unsupported value: "Node": supported values: "Workload", "NodePlugin")"}},
+                Case{"NodePluginPlacementHasNoControllerPod",
+                     "spec: {controller: {placement: NodePlugin, kind: StatefulSet, replicas: 2, "
+                     "nodeSelector: {a: b}, tolerations: [], affinity: {}, "
+                     "topologySpreadConstraints: [], priorityClassName: p, livenessProbe: {}, "
+                     "driver: {}, podTemplatePatch: {}}}",
+                     [] {
+                       std::vector<std::string> out;
+                       for (const char* f :
+                            {"kind", "replicas", "nodeSelector", "tolerations", "affinity",
+                             "topologySpreadConstraints", "priorityClassName", "livenessProbe",
+                             "driver", "podTemplatePatch"}) {
+                         out.push_back(std::string("spec.controller.") + f +
+                                       ": Forbidden: applies to the controller workload, and "
+                                       "with placement NodePlugin there is none: the sidecars "
+                                       "run in the node plugin's pods (set it under spec.node)");
+                       }
+                       return out;
+                     }()},
+                Case{"NodePluginPlacementAcceptsTheDefaultKind",
+                     "spec: {controller: {placement: NodePlugin, kind: Deployment}}",
+                     {}},
+                Case{"NodePluginPlacementKeepsLeaderElection",
+                     "spec: {controller: {placement: NodePlugin, leaderElection: {enabled: "
+                     "false}}}",
+                     {"spec.controller.leaderElection.enabled: Forbidden: leader election must "
+                      "stay enabled with placement NodePlugin: otherwise the provisioner of "
+                      "every node acts at once",
+                      "spec.controller.leaderElection.enabled: Forbidden: leader election must "
+                      "stay enabled with placement NodePlugin: otherwise the attacher of every "
+                      "node acts at once"}},
+                Case{"NodePluginSidecarPortsAreTheNodePodsPorts",
+                     "spec: {controller: {placement: NodePlugin, provisioner: {httpPort: 9809}}}",
+                     {"spec.controller.provisioner.httpPort: Invalid value: 9809: is used by "
+                      "spec.node.registrar.httpPort"}},
+                Case{"NodePluginSidecarPortsAreNotTheNodeDriversPorts",
+                     "spec: {controller: {placement: NodePlugin}, driver: {ports: "
+                     "[{containerPort: 8080}]}}",
+                     {"spec.driver.ports[0].containerPort: Invalid value: 8080: is used by "
+                      "spec.controller.provisioner.httpPort"}},
+                Case{"NodePluginPlacementNeedsNoControllerImage",
+                     "spec: {driver: {image: null}, node: {driver: {image: n:1}}, controller: "
+                     "{placement: NodePlugin}}",
+                     {}}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
 
 TEST(Validation, AcceptsTemplatedSecretReferences) {

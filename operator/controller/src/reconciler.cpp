@@ -359,7 +359,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   const auto driverIt = std::find_if(objects.begin(), objects.end(),
                                      [](const Json& x) { return x["kind"] == "CSIDriver"; });
   const Json& desiredDriver = *driverIt;
-  o.hasController = object.spec.controller.has_value();
+  o.hasController = effective.hasControllerWorkload();
 
   // 1. The driver name: the CSIDriver object decides who owns it.
   const Json* liveDriver = caches_.csiDrivers.get("", object.spec.driverName);
@@ -644,7 +644,7 @@ void Reconciler::observeWorkloads(const api::Effective& e, Observed& o) {
   if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
     o.nodes = workload(*ds, true);
   }
-  if (e.controller) {
+  if (e.hasControllerWorkload()) {
     if (const Json* w =
             caches_.child(e.controller->kind)->get(e.namespace_, e.name + "-controller")) {
       o.controller = workload(*w, false);

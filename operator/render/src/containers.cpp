@@ -54,11 +54,19 @@ const char* portName(api::Component c) {
 
 } // namespace
 
-Json sidecarSecurityContext(const api::EffectiveDriver& driver) {
-  if (api::isTrue(driver.securityContext, "privileged")) {
+Json sidecarSecurityContext(const api::EffectiveDriver& driver, bool nodePlugin) {
+  // A node plugin's driver without a securityContext of its own runs privileged.
+  const bool privileged = nodePlugin ? driver.securityContext.is_null() ||
+                                           api::isTrue(driver.securityContext, "privileged")
+                                     : api::isTrue(driver.securityContext, "privileged");
+  if (privileged) {
     return Json{{"privileged", true}};
   }
   return Json{{"allowPrivilegeEscalation", false}, {"readOnlyRootFilesystem", true}};
+}
+
+int capacityOwnerLevel(const Effective& e) {
+  return e.hasControllerWorkload() && e.controller->kind == "Deployment" ? 2 : 1;
 }
 
 Json socketMount() {
@@ -181,11 +189,10 @@ Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s,
   }
   const bool capacity = s.component == api::Component::Provisioner && e.csiDriver.storageCapacity;
   if (capacity) {
-    // The CSIStorageCapacity objects are owned by the controller workload:
-    // pod -> StatefulSet is one level, pod -> ReplicaSet -> Deployment two.
+    // The CSIStorageCapacity objects are owned by the sidecar's workload: pod ->
+    // StatefulSet or DaemonSet is one level, pod -> ReplicaSet -> Deployment two.
     args.push_back("--enable-capacity");
-    args.push_back("--capacity-ownerref-level=" +
-                   std::string(e.controller->kind == "StatefulSet" ? "1" : "2"));
+    args.push_back("--capacity-ownerref-level=" + std::to_string(capacityOwnerLevel(e)));
   }
   for (const auto& a : s.container.extraArgs) {
     args.push_back(a);

@@ -24,7 +24,13 @@ Json socketMount();
 // The security context of the sidecars that dial the driver's socket: privileged
 // when the driver is (as upstream does it: on SELinux hosts only a privileged
 // container may use a socket that a privileged container created), otherwise
-// no privilege escalation and a read-only root file system.
-Json sidecarSecurityContext(const api::EffectiveDriver& driver);
+// no privilege escalation and a read-only root file system. In the node plugin
+// (`nodePlugin`) a driver without a securityContext of its own is privileged.
+Json sidecarSecurityContext(const api::EffectiveDriver& driver, bool nodePlugin);
+
+// How many owner references the provisioner follows from its pod to the workload
+// that owns its CSIStorageCapacity objects: 1 for a StatefulSet or the node plugin
+// DaemonSet, 2 for a Deployment (pod -> ReplicaSet -> Deployment).
+int capacityOwnerLevel(const Effective& e);
 
 } // namespace csiop::render

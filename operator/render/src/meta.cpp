@@ -46,6 +46,10 @@ std::string controllerName(const Effective& e) {
   return e.name + "-controller";
 }
 
+std::string controllerServiceAccount(const Effective& e) {
+  return e.hasControllerWorkload() ? controllerName(e) : nodeName(e);
+}
+
 std::string rbacName(const Effective& e, const std::string& what) {
   return "csiop:" + e.name + ":" + what;
 }

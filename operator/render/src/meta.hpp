@@ -30,6 +30,9 @@ Json object(const Effective& e, const char* apiVersion, const char* kind, const 
 
 std::string nodeName(const Effective& e);       // DaemonSet, ServiceAccount
 std::string controllerName(const Effective& e); // Deployment/StatefulSet, ServiceAccount
+// The ServiceAccount the controller sidecars run as: the controller workload's, or the
+// node plugin's when they run in its pods.
+std::string controllerServiceAccount(const Effective& e);
 std::string rbacName(const Effective& e, const std::string& what);
 
 } // namespace csiop::render

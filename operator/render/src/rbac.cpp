@@ -5,6 +5,8 @@
 
 #include <csiop/api/secrets.hpp>
 
+#include "containers.hpp"
+
 namespace csiop::render {
 namespace {
 
@@ -75,7 +77,7 @@ Json clusterRules(Component c) {
         rule("", "persistentvolumeclaims", {"get", "list", "watch"}),
         rule("", "nodes", {"get", "list", "watch"}),
         rule("", "pods", {"get", "list", "watch"}),
-        rule("", "events", {"create", "patch"}),
+        rule("", "events", {"get", "list", "watch", "create", "patch"}),
     });
   default:
     return Json::array(); // registrar and livenessprobe need no API access
@@ -95,7 +97,7 @@ Json namespacedRules(const api::EffectiveSidecar& s, const Effective& e) {
     rules.push_back(rule("storage.k8s.io", "csistoragecapacities",
                          {"get", "list", "watch", "create", "update", "patch", "delete"}));
     rules.push_back(rule("", "pods", {"get"}));
-    if (e.controller->kind == "Deployment") {
+    if (capacityOwnerLevel(e) == 2) {
       rules.push_back(rule("apps", "replicasets", {"get"}));
     }
   }
@@ -173,7 +175,7 @@ void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced
     }
     return Json::array({std::move(r)});
   };
-  const std::string sa = controllerName(e);
+  const std::string sa = controllerServiceAccount(e);
   if (!anyNamespace.empty()) {
     addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), "", secretRule(anyNamespace), sa);
   }
@@ -188,7 +190,7 @@ std::vector<Json> renderServiceAccounts(const Effective& e) {
   std::vector<Json> out;
   Json node = object(e, "v1", "ServiceAccount", nodeName(e), e.namespace_, component::kNode);
   out.push_back(std::move(node));
-  if (e.controller) {
+  if (e.hasControllerWorkload()) {
     out.push_back(
         object(e, "v1", "ServiceAccount", controllerName(e), e.namespace_, component::kController));
   }
@@ -203,7 +205,7 @@ std::vector<Json> renderRbac(const Effective& e) {
             nodeName(e));
   }
   if (e.controller) {
-    const std::string sa = controllerName(e);
+    const std::string sa = controllerServiceAccount(e);
     if (!e.controller->rbacRules.empty()) {
       addRole(clusterScoped, namespaced, e, rbacName(e, "controller-driver"), "",
               e.controller->rbacRules, sa);

@@ -19,7 +19,7 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
     out.push_back(std::move(o));
   }
   out.push_back(renderNodeDaemonSet(e));
-  if (e.controller) {
+  if (e.hasControllerWorkload()) {
     out.push_back(renderControllerWorkload(e));
   }
   for (auto& o : renderStorageClasses(e)) {

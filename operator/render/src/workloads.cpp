@@ -47,9 +47,11 @@ Json podTemplate(const Effective& e, const char* componentName, Json spec, const
 Json renderNodeDaemonSet(const Effective& e) {
   const auto& n = e.node;
   Json spec = Json::object();
+  const bool withController = e.controller && e.controller->inNodePlugin();
   spec["serviceAccountName"] = nodeName(e);
-  // The node plugin talks to the API server only if the driver was granted rules.
-  spec["automountServiceAccountToken"] = !n.rbacRules.empty();
+  // The node plugin talks to the API server only if the driver was granted rules, or
+  // if the controller sidecars run in it.
+  spec["automountServiceAccountToken"] = !n.rbacRules.empty() || withController;
   spec["priorityClassName"] = n.priorityClassName;
   if (n.hostNetwork) {
     spec["hostNetwork"] = true;
@@ -67,6 +69,16 @@ Json renderNodeDaemonSet(const Effective& e) {
       Json::array({driverContainer(e, n.driver, n.livenessProbe, true), registrarContainer(e)});
   if (n.livenessProbe.enabled) {
     containers.push_back(livenessContainer(n.livenessProbe, Json{{"privileged", true}}));
+  }
+  if (withController) {
+    // One driver process per node serves both CSI services (drivers that keep their
+    // volumes in memory need that), and the sidecars reach it on the node's socket.
+    const Json sidecarContext = sidecarSecurityContext(n.driver, true);
+    for (const auto& s : e.controller->sidecars) {
+      if (s.enabled) {
+        containers.push_back(sidecarContainer(e, s, sidecarContext));
+      }
+    }
   }
   spec["containers"] = std::move(containers);
   const std::string& k = n.kubeletDir;
@@ -123,7 +135,7 @@ Json renderControllerWorkload(const Effective& e) {
     spec["topologySpreadConstraints"] = c.topologySpreadConstraints;
   }
   commonPodFields(spec, e);
-  const Json sidecarContext = sidecarSecurityContext(c.driver);
+  const Json sidecarContext = sidecarSecurityContext(c.driver, false);
   Json containers = Json::array({driverContainer(e, c.driver, c.livenessProbe, false)});
   for (const auto& s : c.sidecars) {
     if (s.enabled) {

@@ -5,7 +5,8 @@
 
 namespace csiop::render {
 
+// With spec.controller.placement NodePlugin the controller sidecars are part of it.
 Json renderNodeDaemonSet(const Effective& e);
-Json renderControllerWorkload(const Effective& e); // requires e.controller
+Json renderControllerWorkload(const Effective& e); // requires e.hasControllerWorkload()
 
 } // namespace csiop::render

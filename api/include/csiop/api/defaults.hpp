@@ -19,6 +19,10 @@ inline constexpr const char* kPullPolicy = "IfNotPresent";
 inline constexpr const char* kFsGroupPolicy = "ReadWriteOnceWithFSType";
 inline constexpr const char* kDeletionPolicy = "Delete";
 inline constexpr const char* kControllerKind = "Deployment";
+// spec.controller.placement: the sidecars run in a controller workload of their own, or
+// in the node plugin's pods beside its driver process.
+inline constexpr const char* kPlacementWorkload = "Workload";
+inline constexpr const char* kPlacementNodePlugin = "NodePlugin";
 inline constexpr std::int32_t kRegistrarPort = 9809;
 inline constexpr std::int32_t kLivenessPort = 9808;
 inline constexpr std::int32_t kProvisionerPort = 8080;
@@ -95,7 +99,8 @@ struct EffectiveNode {
 };
 
 struct EffectiveController {
-  std::string kind;
+  std::string placement; // Workload | NodePlugin
+  std::string kind;      // of the workload, with placement Workload
   std::int32_t replicas = 1;
   StringMap nodeSelector;
   Json tolerations = Json::array();
@@ -110,6 +115,9 @@ struct EffectiveController {
   Json podTemplatePatch;
 
   [[nodiscard]] const EffectiveSidecar* sidecar(Component c) const;
+  // The sidecars run in the node plugin's pods, on its driver's socket: there is no
+  // controller workload, ServiceAccount or driver container of their own.
+  [[nodiscard]] bool inNodePlugin() const { return placement == defaults::kPlacementNodePlugin; }
 };
 
 struct EffectiveCSIDriver {
@@ -140,6 +148,11 @@ struct Effective {
   std::string imageRegistry; // empty: default
   std::string deletionPolicy;
   bool paused = false;
+
+  // A controller Deployment or StatefulSet is rendered (spec.controller with placement Workload).
+  [[nodiscard]] bool hasControllerWorkload() const {
+    return controller && !controller->inNodePlugin();
+  }
 };
 
 // Pure: fills every default. Assumes nothing about validity beyond types; call

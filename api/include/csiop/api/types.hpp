@@ -205,9 +205,11 @@ struct NodeSpec {
   }
 };
 
-// The controller plugin Deployment or StatefulSet.
+// The controller side of the driver: its sidecars, and where they run (a Deployment or
+// StatefulSet of their own, or the node plugin's pods).
 struct ControllerSpec {
-  std::optional<std::string> kind; // Deployment | StatefulSet
+  std::optional<std::string> placement; // Workload | NodePlugin
+  std::optional<std::string> kind;      // Deployment | StatefulSet
   std::optional<std::int32_t> replicas;
   std::optional<StringMap> nodeSelector;
   std::optional<Json> tolerations;
@@ -227,6 +229,7 @@ struct ControllerSpec {
   std::optional<Json> podTemplatePatch;
 
   template <class V> void fields(V&& v) {
+    v("placement", placement);
     v("kind", kind);
     v("replicas", replicas);
     v("nodeSelector", nodeSelector);
