@@ -464,6 +464,9 @@ EOF
   for t in "${IMAGES_DIR}"/*.tar; do
     ctr -n k8s.io --address "${sock}" images import "${t}" >/dev/null || die "ctr images import ${t} failed"
   done
+  if [[ -n ${CSIOP_IMAGE_ARCHIVES:-} ]]; then
+    import_image_archives "${sock}" "${CSIOP_IMAGE_ARCHIVES}"
+  fi
 
   # --- host network: the bridge first, so route_localnet is set before any pod starts
   ip link show "${CSIOP_NODE_BRIDGE}" >/dev/null 2>&1 || ip link add "${CSIOP_NODE_BRIDGE}" type bridge
@@ -677,4 +680,45 @@ node_stop() {
   fi
   rm -f "${nd}/.started"
   node_unlock_machine
+}
+
+# The image references in a docker-style tarball (its manifest.json's RepoTags), one a line.
+archive_tags() { # FILE.tar
+  tar -xOf "$1" manifest.json 2>/dev/null | jq -r '.[].RepoTags[]?' 2>/dev/null
+}
+
+# The first *.tar of DIR holding an image whose reference contains PATTERN; empty if none.
+archive_with_image() { # DIR PATTERN
+  local f
+  for f in "$1"/*.tar; do
+    [[ -f ${f} ]] || continue
+    if archive_tags "${f}" | grep -qF -- "$2"; then
+      printf '%s\n' "${f}"
+      return 0
+    fi
+  done
+}
+
+# Imports every image tarball of DIR into the node's containerd (an air-gapped cluster's way
+# to get the real images), then checks each image ID against DIR/IMAGE-IDS when present.
+import_image_archives() { # SOCK DIR
+  local sock=$1 dir=$2 f n=0 name ref id got
+  [[ -d ${dir} ]] || die "CSIOP_IMAGE_ARCHIVES=${dir} is not a directory"
+  for f in "${dir}"/*.tar; do
+    [[ -f ${f} ]] || continue
+    ctr -n k8s.io --address "${sock}" images import "${f}" >/dev/null || die "ctr images import ${f} failed"
+    n=$((n + 1))
+  done
+  ((n > 0)) || die "CSIOP_IMAGE_ARCHIVES=${dir} holds no *.tar image archive"
+  log "imported ${n} image archive(s) from ${dir}"
+  [[ -f "${dir}/IMAGE-IDS" ]] || return 0
+  while read -r name ref id; do
+    [[ -n ${ref} && ${name} != \#* ]] || continue
+    got=$(ctr -n k8s.io --address "${sock}" images ls "name==${ref}" 2>/dev/null \
+      | awk 'NR > 1 { print $3 }')
+    # ctr lists the manifest digest; the image ID is the config digest.
+    got=$(ctr -n k8s.io --address "${sock}" content get "${got}" 2>/dev/null | jq -r '.config.digest' 2>/dev/null)
+    [[ ${got} == "${id}" ]] || die "${ref}: image ID ${got:-none} on the node, ${id} in ${dir}/IMAGE-IDS"
+  done <"${dir}/IMAGE-IDS"
+  log "the node's images match ${dir}/IMAGE-IDS"
 }

@@ -17,6 +17,14 @@ CSIOP_BUILD_RECIPE=2
 CSIOP_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
   etcd helm kwok kwokctl)
 
+# The real images the node runs, as docker-style archives (see `images`): CSIOP_IMAGE_ARCHIVES,
+# else the directory shared/upstream-images beside the checkout when there is one (where a
+# machine that reaches no registry keeps the kubernetes-csi images); set it empty for none.
+if [[ -z ${CSIOP_IMAGE_ARCHIVES+set} && -d "${CLUSTER_DIR}/../../../shared/upstream-images" ]]; then
+  CSIOP_IMAGE_ARCHIVES=$(cd "${CLUSTER_DIR}/../../../shared/upstream-images" && pwd)
+  export CSIOP_IMAGE_ARCHIVES
+fi
+
 log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 

@@ -2,10 +2,15 @@
 // a registry or a container engine, and writes it as a docker-style tarball
 // that `ctr images import` (and `docker load`) accept, with every tag given.
 //
-//	mkimage -o OUT.tar -t REF [-t REF]... [--entrypoint JSON] [--cmd JSON]
+//	mkimage -o OUT.tar -t REF [-t REF]... [--base IMAGE.tar] [--entrypoint JSON] [--cmd JSON]
 //	        [--user U] [--workdir DIR] [--env K=V]... [--label K=V]...
 //	        [--file DEST=SRC]... [--tree DEST=SRCDIR]... [--symlink DEST=TARGET]...
 //	        [--dir DEST[=MODE]]...
+//
+// --base starts from the one image in a docker-style tarball instead of an empty
+// image: its layers and configuration are kept, the new layer goes on top, --env
+// and --label add to its own, and the other settings replace its only when given
+// (a distinct image of the same program, e.g. for an upgrade test).
 //
 // --file copies SRC (dereferenced, with its permission bits) to DEST; --tree
 // copies a directory tree (regular files, directories and symlinks as they
@@ -65,12 +70,13 @@ func main() {
 
 func run() error {
 	var (
-		out, entrypoint, cmd, user, workdir string
+		out, base, entrypoint, cmd, user, workdir string
 		tags, envs, labels                  multi
 		files, trees, symlinks, dirs        multi
 	)
 	flag.StringVar(&out, "o", "", "output tarball (required)")
 	flag.Var(&tags, "t", "image reference to tag the image with (repeatable, at least one)")
+	flag.StringVar(&base, "base", "", "docker-style tarball of the image to start from (default: none)")
 	flag.StringVar(&entrypoint, "entrypoint", "", `ENTRYPOINT as a JSON array, e.g. ["/app"]`)
 	flag.StringVar(&cmd, "cmd", "", `CMD as a JSON array, e.g. ["run"]`)
 	flag.StringVar(&user, "user", "", "USER, e.g. 65532:65532")
@@ -149,7 +155,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	start := empty.Image
+	if base != "" {
+		if start, err = tarball.ImageFromPath(base, nil); err != nil {
+			return fmt.Errorf("--base %s: %v", base, err)
+		}
+	}
+	img, err := mutate.AppendLayers(start, layer)
 	if err != nil {
 		return err
 	}
@@ -171,11 +183,20 @@ func run() error {
 			return fmt.Errorf("--cmd: %v", err)
 		}
 	}
-	cf.Config.User = user
-	cf.Config.WorkingDir = workdir
-	cf.Config.Env = append([]string(nil), envs...)
+	if base == "" || user != "" {
+		cf.Config.User = user
+	}
+	if base == "" || workdir != "" {
+		cf.Config.WorkingDir = workdir
+	}
+	if base == "" {
+		cf.Config.Env = nil
+	}
+	cf.Config.Env = append(cf.Config.Env, envs...)
 	if len(labels) > 0 {
-		cf.Config.Labels = map[string]string{}
+		if base == "" || cf.Config.Labels == nil {
+			cf.Config.Labels = map[string]string{}
+		}
 		for _, l := range labels {
 			k, v, _ := strings.Cut(l, "=")
 			cf.Config.Labels[k] = v
