@@ -281,17 +281,31 @@ asio::awaitable<void> Reconciler::claimCSIDriver(const Json& desired) {
 asio::awaitable<void> Reconciler::writeStatus(const Json& dd,
                                               const api::DriverDeploymentStatus& s) {
   const Json status = api::encode(s);
-  if (sameJson(dd.value("status", Json()), status)) {
+  const std::string name = metadataField(dd, "name");
+  const std::string cachedVersion = metadataField(dd, "resourceVersion");
+  auto written = statusWritten_.find(name);
+  if (written != statusWritten_.end() && written->second.resourceVersion == cachedVersion) {
+    statusWritten_.erase(written); // the cache shows the last write
+    written = statusWritten_.end();
+  }
+  // The status the server holds, as far as this reconciler knows: the cached one, unless the
+  // cache does not show the last write yet. A status equal to an older cached one (a rollout
+  // that went back to where it was) must still be written.
+  if (sameJson(dd.value("status", Json()), status) &&
+      (written == statusWritten_.end() || sameJson(written->second.status, status))) {
     co_return; // nothing changed: no write
   }
   Json body = dd;
   body["status"] = status;
-  co_await client_.update(r::driverdeployments, std::move(body), {.subresource = "status"});
+  const Json result =
+      co_await client_.update(r::driverdeployments, std::move(body), {.subresource = "status"});
+  statusWritten_[name] = {metadataField(result, "resourceVersion"), status};
 }
 
 asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   const Json* cached = caches_.driverDeployments.get("", name);
   if (cached == nullptr) {
+    statusWritten_.erase(name);
     co_return ReconcileResult{};
   }
   Json dd = *cached; // the cache may change while this coroutine waits
