@@ -220,5 +220,30 @@ TEST_F(ReconcilerTest, AnUnchangedStatusIsNotWrittenAgainOnceTheCacheShowsIt) {
   EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
 }
 
+// A reconcile that applies a new node plugin spec reads the DaemonSet from the cache, which may
+// not show that apply yet: the old DaemonSet, whose status observed the old generation. That is
+// no rolled-out plugin: the DriverDeployment is not Ready at its new generation before the
+// DaemonSet controller has seen the new spec.
+TEST_F(ReconcilerTest, ANodePluginAppliedInTheReconcileIsNotReadyBeforeTheCacheShowsIt) {
+  converge();
+  api_.hold(r::daemonsets); // the DaemonSet's watch lags behind the apply
+  Json dd = *api_.find(r::driverdeployments, "", "demo"); // a new image, as kubectl patch
+  dd["spec"]["driver"]["image"] = "example.com/driver:v2";
+  dd["metadata"]["generation"] = 2;
+  api_.put(r::driverdeployments, std::move(dd));
+  drain();
+  const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
+  ASSERT_NE(ds, nullptr);
+  ASSERT_EQ((*ds)["metadata"]["generation"], 2) << "the reconcile applied the new image";
+  EXPECT_EQ(ready(), "False NodePluginRollingOut: node plugin 1/1 ready, 1/1 updated");
+  // The watch delivers the apply (still rolling out), then the DaemonSet controller catches up.
+  api_.release(r::daemonsets);
+  drain();
+  EXPECT_EQ(ready(), "False NodePluginRollingOut: node plugin 1/1 ready, 1/1 updated");
+  setNodeDaemonSet(2, 2, 1, 1);
+  drain();
+  EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+}
+
 } // namespace
 } // namespace csiop::controller

@@ -47,6 +47,8 @@ private:
   struct Applied {
     std::string desiredHash;
     std::string resourceVersion;
+    std::string uid;
+    std::int64_t generation = 0;
   };
   // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
   // write made: until the cache shows it, the cached status is older than the server's.
@@ -96,6 +98,9 @@ private:
   const api::Json* live(const api::Json& desired);
   void remember(const api::Json& desired, const api::Json& result);
   bool unchangedSinceApplied(const api::Json& desired, const api::Json& live) const;
+  // Whether the cached `live` is older than what this reconciler last applied to it: the apply
+  // made a generation the cache has not shown yet.
+  bool behindLastApply(const api::Json& live) const;
 
   kube::Client& client_;
   Caches& caches_;
