@@ -95,8 +95,18 @@ const Json* Reconciler::live(const Json& desired) {
 }
 
 void Reconciler::remember(const Json& desired, const Json& result) {
-  applied_[keyOf(desired).str()] = {std::to_string(std::hash<std::string>{}(desired.dump())),
-                                    metadataField(result, "resourceVersion")};
+  const Json generation = result.value("metadata", Json::object()).value("generation", Json(0));
+  applied_[keyOf(desired).str()] = {
+      std::to_string(std::hash<std::string>{}(desired.dump())),
+      metadataField(result, "resourceVersion"), metadataField(result, "uid"),
+      generation.is_number_integer() ? generation.get<std::int64_t>() : 0};
+}
+
+bool Reconciler::behindLastApply(const Json& liveObject) const {
+  const auto it = applied_.find(keyOf(liveObject).str());
+  const Json generation = liveObject.value("metadata", Json::object()).value("generation", Json(0));
+  return it != applied_.end() && it->second.uid == metadataField(liveObject, "uid") &&
+         generation.is_number_integer() && it->second.generation > generation.get<std::int64_t>();
 }
 
 bool Reconciler::unchangedSinceApplied(const Json& desired, const Json& liveObject) const {
@@ -281,17 +291,31 @@ asio::awaitable<void> Reconciler::claimCSIDriver(const Json& desired) {
 asio::awaitable<void> Reconciler::writeStatus(const Json& dd,
                                               const api::DriverDeploymentStatus& s) {
   const Json status = api::encode(s);
-  if (sameJson(dd.value("status", Json()), status)) {
+  const std::string name = metadataField(dd, "name");
+  const std::string cachedVersion = metadataField(dd, "resourceVersion");
+  auto written = statusWritten_.find(name);
+  if (written != statusWritten_.end() && written->second.resourceVersion == cachedVersion) {
+    statusWritten_.erase(written); // the cache shows the last write
+    written = statusWritten_.end();
+  }
+  // The status the server holds, as far as this reconciler knows: the cached one, unless the
+  // cache does not show the last write yet. A status equal to an older cached one (a rollout
+  // that went back to where it was) must still be written.
+  if (sameJson(dd.value("status", Json()), status) &&
+      (written == statusWritten_.end() || sameJson(written->second.status, status))) {
     co_return; // nothing changed: no write
   }
   Json body = dd;
   body["status"] = status;
-  co_await client_.update(r::driverdeployments, std::move(body), {.subresource = "status"});
+  const Json result =
+      co_await client_.update(r::driverdeployments, std::move(body), {.subresource = "status"});
+  statusWritten_[name] = {metadataField(result, "resourceVersion"), status};
 }
 
 asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   const Json* cached = caches_.driverDeployments.get("", name);
   if (cached == nullptr) {
+    statusWritten_.erase(name);
     co_return ReconcileResult{};
   }
   Json dd = *cached; // the cache may change while this coroutine waits
@@ -641,13 +665,20 @@ void Reconciler::noteUnmanaged(const Json& child, Observed& o) {
 }
 
 void Reconciler::observeWorkloads(const api::Effective& e, Observed& o) {
+  // A workload this reconciler applied a new spec to, before the cache shows it: its status is
+  // that of the old spec, which the new one is not.
+  const auto observe = [this](const Json& w, bool daemonSet) {
+    Observed::Workload out = workload(w, daemonSet);
+    out.observedCurrent = out.observedCurrent && !behindLastApply(w);
+    return out;
+  };
   if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
-    o.nodes = workload(*ds, true);
+    o.nodes = observe(*ds, true);
   }
   if (e.hasControllerWorkload()) {
     if (const Json* w =
             caches_.child(e.controller->kind)->get(e.namespace_, e.name + "-controller")) {
-      o.controller = workload(*w, false);
+      o.controller = observe(*w, false);
     }
   }
   std::vector<const Json*> pods;

@@ -47,6 +47,14 @@ private:
   struct Applied {
     std::string desiredHash;
     std::string resourceVersion;
+    std::string uid;
+    std::int64_t generation = 0;
+  };
+  // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
+  // write made: until the cache shows it, the cached status is older than the server's.
+  struct StatusWritten {
+    std::string resourceVersion;
+    api::Json status;
   };
 
   boost::asio::awaitable<ReconcileResult> finalize(const api::Json& dd);
@@ -80,12 +88,19 @@ private:
   // (field_ownership.hpp); nothing when there is nothing to hand over.
   boost::asio::awaitable<void> takeOwnership(const kube::ResourceRef& ref, const Json& live);
   boost::asio::awaitable<void> claimCSIDriver(const api::Json& desired);
+  // Writes the status unless it is the one the server holds: the cached one, if the cache
+  // shows this reconciler's last status write; else that write's (the cache may still hold
+  // an older status, and the echo of the write queues no reconcile: manager.cpp). The write is
+  // conditional on the cached resourceVersion: from a cache behind the server, a conflict.
   boost::asio::awaitable<void> writeStatus(const api::Json& dd,
                                            const api::DriverDeploymentStatus& s);
   std::vector<api::Json> ownedChildren(const std::string& name, const std::string& uid);
   const api::Json* live(const api::Json& desired);
   void remember(const api::Json& desired, const api::Json& result);
   bool unchangedSinceApplied(const api::Json& desired, const api::Json& live) const;
+  // Whether the cached `live` is older than what this reconciler last applied to it: the apply
+  // made a generation the cache has not shown yet.
+  bool behindLastApply(const api::Json& live) const;
 
   kube::Client& client_;
   Caches& caches_;
@@ -93,7 +108,9 @@ private:
   std::function<std::string()> now_;
   std::chrono::milliseconds configPollPeriod_;
   std::map<std::string, Applied> applied_; // by "Kind ns/name"
-  std::set<std::string> forcedDeletions_;  // uids whose forced deletion has an Event
+  // By DriverDeployment name; dropped once the cache shows the write.
+  std::map<std::string, StatusWritten> statusWritten_;
+  std::set<std::string> forcedDeletions_; // uids whose forced deletion has an Event
   // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).
   std::map<std::string, std::set<std::string>> waitingNodes_;
 };

@@ -1,0 +1,397 @@
+// An in-memory API server for the reconciler's tests, on the scripted HTTP server of
+// test/unit/kube/test_server.hpp: lists, watches, gets, creates, server-side applies, updates
+// (the status subresource included, with the resourceVersion precondition) and deletes of the
+// resources the operator uses. Every write is a new resourceVersion and a watch event.
+//
+// A watch answers with the events since its resourceVersion and ends (after a short wait when
+// there are none), and the informer resumes it: events are delivered within ~20 ms, in order.
+// hold() keeps the events of one resource back, as a watch that lags behind its writes.
+// What it does not model: field ownership, merge and JSON patches (answered 415), generateName
+// but for Events (which are not stored).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <csiop/api/types.hpp>
+#include <csiop/kube/resource.hpp>
+
+#include "../kube/test_server.hpp"
+
+namespace csiop::controller::testing {
+
+using api::Json;
+using kube::testing::Reply;
+using kube::testing::Request;
+
+class FakeApi {
+public:
+  explicit FakeApi(boost::asio::io_context& io)
+      : server_(io, [this](const Request& r) { return handle(r); }) {}
+
+  std::string url() const { return server_.url(); }
+  const std::vector<Request>& requests() const { return server_.requests(); }
+
+  // Creates or replaces `object` as another client would (a controller, kubectl): stored as
+  // given (generation and status included), with a new resourceVersion and a watch event.
+  const Json& put(const kube::ResourceRef& ref, Json object) {
+    object["apiVersion"] = ref.apiVersion();
+    object["kind"] = ref.kind;
+    Json& meta = object["metadata"];
+    if (!meta.contains("uid")) {
+      meta["uid"] = "uid-" + std::to_string(++uids_);
+    }
+    const std::string key = keyOf(ref, meta.value("namespace", ""), meta["name"]);
+    const bool existed = objects_.contains(key);
+    return store(ref, key, std::move(object), existed ? "MODIFIED" : "ADDED");
+  }
+
+  // Deletes an object as another client would; false if there is none.
+  bool erase(const kube::ResourceRef& ref, const std::string& ns, const std::string& name) {
+    const auto it = objects_.find(keyOf(ref, ns, name));
+    if (it == objects_.end()) {
+      return false;
+    }
+    Json gone = std::move(it->second.object);
+    objects_.erase(it);
+    gone["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
+    log_.push_back({resourceVersion_, resourceKey(ref), "DELETED", gone});
+    return true;
+  }
+
+  const Json* find(const kube::ResourceRef& ref, const std::string& ns,
+                   const std::string& name) const {
+    const auto it = objects_.find(keyOf(ref, ns, name));
+    return it == objects_.end() ? nullptr : &it->second.object;
+  }
+
+  // The stored object of that kind and name, whatever its namespace.
+  const Json* findNamed(const kube::ResourceRef& ref, const std::string& name) const {
+    for (const auto& [key, s] : objects_) {
+      if (resourceKey(s.ref) == resourceKey(ref) && s.object["metadata"]["name"] == name) {
+        return &s.object;
+      }
+    }
+    return nullptr;
+  }
+
+  // The watches of `ref` deliver nothing until release(): the caches lag behind the server.
+  void hold(const kube::ResourceRef& ref) { held_.insert(resourceKey(ref)); }
+  void release(const kube::ResourceRef& ref) { held_.erase(resourceKey(ref)); }
+
+  // Called for each DELETE before it is carried out; returns how long the answer is delayed.
+  using DeleteHook = std::function<std::chrono::milliseconds(const Request&)>;
+  void onDelete(DeleteHook hook) { onDelete_ = std::move(hook); }
+
+  // How many requests had this method and a target containing `part`.
+  int count(const std::string& method, const std::string& part) const {
+    int n = 0;
+    for (const auto& r : requests()) {
+      n += r.method == method && r.target.find(part) != std::string::npos ? 1 : 0;
+    }
+    return n;
+  }
+
+private:
+  struct Stored {
+    kube::ResourceRef ref;
+    Json object;
+  };
+  struct Event {
+    std::int64_t resourceVersion;
+    std::string resource; // resourceKey()
+    std::string type;
+    Json object;
+  };
+  struct Target {
+    const kube::ResourceRef* ref = nullptr;
+    std::string ns, name, subresource;
+    std::map<std::string, std::string> query;
+  };
+
+  static std::string resourceKey(const kube::ResourceRef& ref) {
+    return ref.group + "/" + ref.resource;
+  }
+  static std::string keyOf(const kube::ResourceRef& ref, const std::string& ns,
+                           const std::string& name) {
+    return resourceKey(ref) + "/" + ns + "/" + name;
+  }
+
+  static std::string decoded(const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '%' && i + 2 < s.size()) {
+        out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        out += s[i];
+      }
+    }
+    return out;
+  }
+
+  static std::vector<std::string> split(const std::string& s, char by) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t end = s.find(by, start);
+      out.push_back(s.substr(start, end - start));
+      if (end == std::string::npos) {
+        return out;
+      }
+      start = end + 1;
+    }
+  }
+
+  static const std::vector<const kube::ResourceRef*>& known() {
+    namespace r = kube::resources;
+    static const std::vector<const kube::ResourceRef*> all = {&r::namespaces,
+                                                              &r::serviceaccounts,
+                                                              &r::configmaps,
+                                                              &r::secrets,
+                                                              &r::events,
+                                                              &r::nodes,
+                                                              &r::pods,
+                                                              &r::persistentvolumes,
+                                                              &r::daemonsets,
+                                                              &r::deployments,
+                                                              &r::statefulsets,
+                                                              &r::controllerrevisions,
+                                                              &r::clusterroles,
+                                                              &r::clusterrolebindings,
+                                                              &r::roles,
+                                                              &r::rolebindings,
+                                                              &r::csidrivers,
+                                                              &r::csinodes,
+                                                              &r::storageclasses,
+                                                              &r::volumeattachments,
+                                                              &r::driverdeployments};
+    return all;
+  }
+
+  static std::optional<Target> parse(const std::string& raw) {
+    const std::size_t q = raw.find('?');
+    const std::vector<std::string> parts =
+        split(raw.substr(1, q == std::string::npos ? q : q - 1), '/');
+    std::string group, version;
+    std::size_t at = 0;
+    if (parts.size() >= 2 && parts[0] == "api") {
+      version = parts[1];
+      at = 2;
+    } else if (parts.size() >= 3 && parts[0] == "apis") {
+      group = parts[1];
+      version = parts[2];
+      at = 3;
+    } else {
+      return std::nullopt;
+    }
+    std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(at), parts.end());
+    Target t;
+    if (rest.size() >= 3 && rest[0] == "namespaces") {
+      t.ns = decoded(rest[1]);
+      rest.erase(rest.begin(), rest.begin() + 2);
+    }
+    if (rest.empty()) {
+      return std::nullopt;
+    }
+    for (const auto* ref : known()) {
+      if (ref->group == group && ref->version == version && ref->resource == rest[0]) {
+        t.ref = ref;
+      }
+    }
+    if (t.ref == nullptr) {
+      return std::nullopt;
+    }
+    t.name = rest.size() > 1 ? decoded(rest[1]) : "";
+    t.subresource = rest.size() > 2 ? rest[2] : "";
+    if (q != std::string::npos) {
+      for (const std::string& pair : split(raw.substr(q + 1), '&')) {
+        const std::size_t eq = pair.find('=');
+        t.query[decoded(pair.substr(0, eq))] =
+            eq == std::string::npos ? "" : decoded(pair.substr(eq + 1));
+      }
+    }
+    return t;
+  }
+
+  static Reply status(int code, const std::string& reason, const std::string& message) {
+    const Json body = {{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
+                       {"message", message}, {"reason", reason},   {"code", code}};
+    return Reply{.status = code, .body = body.dump()};
+  }
+
+  // Only what the operator's informers select: "key" or "key=value".
+  static bool selected(const Json& object, const std::string& selector) {
+    if (selector.empty()) {
+      return true;
+    }
+    const Json labels = object["metadata"].value("labels", Json::object());
+    const std::size_t eq = selector.find('=');
+    const std::string key = selector.substr(0, eq);
+    if (!labels.contains(key)) {
+      return false;
+    }
+    return eq == std::string::npos || labels[key] == selector.substr(eq + 1);
+  }
+
+  const Json& store(const kube::ResourceRef& ref, const std::string& key, Json object,
+                    const std::string& type) {
+    object["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
+    log_.push_back({resourceVersion_, resourceKey(ref), type, object});
+    Stored& s = objects_[key];
+    s.ref = ref;
+    s.object = std::move(object);
+    return s.object;
+  }
+
+  static Json withoutMetaAndStatus(Json o) {
+    o.erase("metadata");
+    o.erase("status");
+    o.erase("apiVersion");
+    o.erase("kind");
+    return o;
+  }
+
+  Reply handle(const Request& r) {
+    const std::optional<Target> t = parse(r.target);
+    if (!t) {
+      return status(404, "NotFound", "no such resource: " + r.target);
+    }
+    const kube::ResourceRef& ref = *t->ref;
+    if (r.method == "GET" && t->name.empty()) {
+      return t->query.contains("watch") ? watch(*t) : list(*t);
+    }
+    const std::string key = keyOf(ref, t->ns, t->name);
+    const auto it = objects_.find(key);
+    if (r.method == "GET") {
+      return it == objects_.end() ? status(404, "NotFound", key + " not found")
+                                  : Reply{.body = it->second.object.dump()};
+    }
+    if (r.method == "DELETE") {
+      const auto delay = onDelete_ ? onDelete_(r) : std::chrono::milliseconds(0);
+      if (!erase(ref, t->ns, t->name)) {
+        return status(404, "NotFound", key + " not found");
+      }
+      return Reply{.body = Json{{"kind", "Status"}, {"status", "Success"}}.dump(), .delay = delay};
+    }
+    Json body = Json::parse(r.body);
+    if (r.method == "POST") {
+      if (ref.resource == "events") {
+        return Reply{.status = 201, .body = body.dump()};
+      }
+      const std::string name = body["metadata"].value("name", "");
+      if (!t->ns.empty()) {
+        body["metadata"]["namespace"] = t->ns;
+      }
+      const std::string created = keyOf(ref, t->ns, name);
+      if (objects_.contains(created)) {
+        return status(409, "AlreadyExists", created + " already exists");
+      }
+      body["metadata"]["uid"] = "uid-" + std::to_string(++uids_);
+      body["metadata"]["generation"] = 1;
+      body["apiVersion"] = ref.apiVersion();
+      body["kind"] = ref.kind;
+      return Reply{.status = 201, .body = store(ref, created, std::move(body), "ADDED").dump()};
+    }
+    if (r.method == "PATCH") {
+      if (r.headers.count("content-type") == 0 ||
+          r.headers.at("content-type") != "application/apply-patch+yaml") {
+        return status(415, "UnsupportedMediaType", "the fake API serves server-side apply only");
+      }
+      if (!t->ns.empty()) {
+        body["metadata"]["namespace"] = t->ns;
+      }
+      body["apiVersion"] = ref.apiVersion();
+      body["kind"] = ref.kind;
+      if (it == objects_.end()) {
+        body["metadata"]["uid"] = "uid-" + std::to_string(++uids_);
+        body["metadata"]["generation"] = 1;
+        return Reply{.status = 201, .body = store(ref, key, std::move(body), "ADDED").dump()};
+      }
+      const Json& was = it->second.object;
+      body["metadata"]["uid"] = was["metadata"]["uid"];
+      const std::int64_t generation = was["metadata"].value("generation", std::int64_t{1});
+      body["metadata"]["generation"] =
+          withoutMetaAndStatus(was) == withoutMetaAndStatus(body) ? generation : generation + 1;
+      if (was.contains("status")) {
+        body["status"] = was["status"];
+      }
+      return Reply{.body = store(ref, key, std::move(body), "MODIFIED").dump()};
+    }
+    if (r.method == "PUT") {
+      if (it == objects_.end()) {
+        return status(404, "NotFound", key + " not found");
+      }
+      const Json& was = it->second.object;
+      if (body["metadata"].value("resourceVersion", "") != was["metadata"]["resourceVersion"]) {
+        return status(409, "Conflict",
+                      "Operation cannot be fulfilled on " + key +
+                          ": the object has been modified; please apply your changes to the "
+                          "latest version and try again");
+      }
+      Json updated = was;
+      if (t->subresource == "status") {
+        updated["status"] = body.value("status", Json::object());
+      } else {
+        updated = body;
+        if (was.contains("status")) {
+          updated["status"] = was["status"];
+        }
+      }
+      return Reply{.body = store(ref, key, std::move(updated), "MODIFIED").dump()};
+    }
+    return status(405, "MethodNotAllowed", r.method);
+  }
+
+  Reply list(const Target& t) const {
+    Json items = Json::array();
+    for (const auto& [key, s] : objects_) {
+      if (resourceKey(s.ref) == resourceKey(*t.ref) &&
+          (t.ns.empty() || s.object["metadata"].value("namespace", "") == t.ns) &&
+          selected(s.object, t.query.count("labelSelector") ? t.query.at("labelSelector") : "")) {
+        items.push_back(s.object);
+      }
+    }
+    const Json body = {{"kind", t.ref->kind + "List"},
+                       {"apiVersion", t.ref->apiVersion()},
+                       {"metadata", {{"resourceVersion", std::to_string(resourceVersion_)}}},
+                       {"items", std::move(items)}};
+    return Reply{.body = body.dump()};
+  }
+
+  Reply watch(const Target& t) const {
+    const std::int64_t from =
+        t.query.count("resourceVersion") ? std::stoll(t.query.at("resourceVersion")) : 0;
+    const std::string selector = t.query.count("labelSelector") ? t.query.at("labelSelector") : "";
+    std::vector<std::string> lines;
+    if (!held_.contains(resourceKey(*t.ref))) {
+      for (const Event& e : log_) {
+        if (e.resourceVersion > from && e.resource == resourceKey(*t.ref) &&
+            selected(e.object, selector)) {
+          lines.push_back(Json{{"type", e.type}, {"object", e.object}}.dump() + "\n");
+        }
+      }
+    }
+    if (lines.empty()) {
+      // Nothing yet: end after a while (as at timeoutSeconds); the informer resumes.
+      return Reply{.delay = std::chrono::milliseconds(20), .chunks = {"\n"}};
+    }
+    return Reply{.chunks = std::move(lines)};
+  }
+
+  kube::testing::TestServer server_;
+  std::map<std::string, Stored> objects_; // by keyOf()
+  std::vector<Event> log_;
+  std::set<std::string> held_;
+  DeleteHook onDelete_;
+  std::int64_t resourceVersion_ = 1000;
+  int uids_ = 0;
+};
+
+} // namespace csiop::controller::testing

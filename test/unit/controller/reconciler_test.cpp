@@ -1,0 +1,249 @@
+// Reconciler: the real caches, client and reconciler against an in-memory API server
+// (fake_api.hpp), its changes queueing the DriverDeployments they concern as the manager wires
+// them, the echo of a status write included (dropped). The tests order the events as a cluster
+// can: a watch that lags behind a write (FakeApi::hold), a DaemonSet controller that catches up
+// between two reconciles.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <boost/asio/co_spawn.hpp>
+
+#include <csiop/controller/compare.hpp>
+#include <csiop/controller/reconciler.hpp>
+#include <csiop/render/render.hpp>
+
+#include "../runtime/test_util.hpp"
+#include "fake_api.hpp"
+
+namespace csiop::controller {
+namespace {
+
+namespace asio = boost::asio;
+namespace r = kube::resources;
+using namespace std::chrono_literals;
+using testing::FakeApi;
+
+constexpr const char* kDriver = "demo.csi.example.com";
+
+std::string fixedNow() {
+  return "2024-05-01T10:00:00Z";
+}
+
+Json driverDeployment() {
+  return {{"metadata", {{"name", "demo"}, {"generation", 1}, {"finalizers", {kFinalizer}}}},
+          {"spec",
+           {{"driverName", kDriver},
+            {"driver", {{"image", "example.com/driver:v1"}}},
+            {"node", {{"updateStrategy", {{"type", "WhenVolumesUnused"}}}}}}}};
+}
+
+// A node that registers the driver.
+Json csiNode(const std::string& node) {
+  return {{"metadata", {{"name", node}}}, {"spec", {{"drivers", {{{"name", kDriver}}}}}}};
+}
+
+class ReconcilerTest : public ::testing::Test {
+protected:
+  ReconcilerTest()
+      : api_(io_), client_(io_.get_executor(), kube::Config{.server = api_.url()}),
+        caches_(client_, r::csidrivers), events_(client_, fixedNow),
+        reconciler_(client_, caches_, events_, fixedNow) {
+    // As manager.cpp: a change queues the DriverDeployments it concerns, but the echo of a
+    // DriverDeployment's status write.
+    for (Informer* informer : caches_.all()) {
+      informer->onChange([this, informer](const Json* old, const Json* updated) {
+        if (informer == &caches_.driverDeployments && old != nullptr && updated != nullptr &&
+            onlyStatusDiffers(*old, *updated)) {
+          return;
+        }
+        for (const Json* o : {old, updated}) {
+          if (o != nullptr) {
+            for (const auto& name : reconciler_.ownersOf(*o)) {
+              queued_.insert(name);
+            }
+          }
+        }
+      });
+    }
+  }
+
+  void start() {
+    for (Informer* informer : caches_.all()) {
+      asio::co_spawn(io_, informer->run(), [this](std::exception_ptr) { ++informersEnded_; });
+    }
+    ASSERT_TRUE(runUntil([&] { return caches_.synced(); }));
+  }
+
+  void TearDown() override {
+    for (Informer* informer : caches_.all()) {
+      informer->stop();
+    }
+    EXPECT_TRUE(runUntil([&] { return informersEnded_ == caches_.all().size(); }));
+  }
+
+  bool runUntil(const std::function<bool()>& done, std::chrono::milliseconds limit = 10s) {
+    return runtime::test::runUntil(io_, done, limit);
+  }
+
+  // Lets the watches deliver what is not held back (they poll every ~20 ms).
+  void settle() {
+    const auto until = std::chrono::steady_clock::now() + 150ms;
+    runUntil([&] { return std::chrono::steady_clock::now() > until; });
+  }
+
+  // Waits until `cache` shows the API server's current version of the object.
+  void awaitCached(Informer& cache, const kube::ResourceRef& ref, const std::string& ns,
+                   const std::string& name) {
+    const Json* stored = api_.find(ref, ns, name);
+    ASSERT_NE(stored, nullptr) << name;
+    const std::string rv = (*stored)["metadata"]["resourceVersion"];
+    ASSERT_TRUE(runUntil([&] {
+      const Json* cached = cache.get(ns, name);
+      return cached != nullptr && (*cached)["metadata"].value("resourceVersion", "") == rv;
+    })) << name
+        << " did not reach the cache at " << rv;
+  }
+
+  ReconcileResult reconcile(const std::string& name) {
+    queued_.erase(name);
+    return runtime::test::runCoroutine(io_, reconciler_.reconcile(name), 20s);
+  }
+
+  // Reconciles what is queued, as the workers do (a requeue after its time), until nothing is.
+  void drain() {
+    for (int i = 0; i < 40; ++i) {
+      settle();
+      if (queued_.empty()) {
+        return;
+      }
+      const std::string name = *queued_.begin();
+      const ReconcileResult result = reconcile(name);
+      if (result.outcome != ReconcileResult::Outcome::Done) {
+        const auto until = std::chrono::steady_clock::now() + result.after;
+        runUntil([&] { return std::chrono::steady_clock::now() > until; });
+        queued_.insert(name);
+      }
+    }
+    ADD_FAILURE() << "the queue did not drain";
+  }
+
+  // The DriverDeployment's Ready condition on the API server: "status reason: message".
+  std::string ready() const {
+    const Json* dd = api_.find(r::driverdeployments, "", "demo");
+    if (dd == nullptr) {
+      return "<no DriverDeployment>";
+    }
+    for (const Json& c : dd->value("status", Json::object()).value("conditions", Json::array())) {
+      if (c.value("type", "") == "Ready") {
+        return c.value("status", "") + " " + c.value("reason", "") + ": " + c.value("message", "");
+      }
+    }
+    return "<no Ready condition>";
+  }
+
+  // The node DaemonSet's status as its controller writes it, on a copy of the stored object.
+  void setNodeDaemonSet(std::int64_t generation, std::int64_t observed, int ready, int updated) {
+    const Json* stored = api_.findNamed(r::daemonsets, "demo-node");
+    ASSERT_NE(stored, nullptr);
+    Json ds = *stored;
+    ds["metadata"]["generation"] = generation;
+    ds["status"] = {{"observedGeneration", observed}, {"desiredNumberScheduled", 1},
+                    {"currentNumberScheduled", 1},    {"numberReady", ready},
+                    {"numberAvailable", ready},       {"updatedNumberScheduled", updated}};
+    api_.put(r::daemonsets, std::move(ds));
+  }
+
+  std::string dsNamespace() const {
+    const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
+    return ds == nullptr ? "" : (*ds)["metadata"].value("namespace", "");
+  }
+
+  // The first reconciles of a DriverDeployment on one node whose plugin is up to date and
+  // ready: Ready, and the cache shows that status.
+  void converge() {
+    api_.put(r::driverdeployments, driverDeployment());
+    api_.put(r::csinodes, csiNode("node-1"));
+    start();
+    queued_.insert("demo");
+    drain();
+    setNodeDaemonSet(1, 1, 1, 1);
+    drain();
+    ASSERT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+    awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+    awaitCached(*caches_.child("DaemonSet"), r::daemonsets, dsNamespace(), "demo-node");
+  }
+
+  asio::io_context io_;
+  FakeApi api_;
+  kube::Client client_;
+  Caches caches_;
+  EventRecorder events_;
+  Reconciler reconciler_;
+  std::set<std::string> queued_;
+  std::size_t informersEnded_ = 0;
+};
+
+// The failure of the real-node e2e suite: a status written from a DaemonSet whose
+// observedGeneration lagged, then the DaemonSet caught up before the cache showed that write.
+// The next reconcile computed the status the cache still held (the one before), wrote nothing,
+// and the echo of the write it missed is dropped: "node plugin 1/1 ready, 1/1 updated" for good.
+TEST_F(ReconcilerTest, AStatusEqualToTheCachedOneIsWrittenWhenTheCacheLagsBehindTheLastWrite) {
+  converge();
+  // From here the DriverDeployment's watch lags behind the writes to it.
+  api_.hold(r::driverdeployments);
+  // The DaemonSet's spec changes; its controller has not observed that yet.
+  setNodeDaemonSet(2, 1, 1, 1);
+  drain();
+  ASSERT_EQ(ready(), "False NodePluginRollingOut: node plugin 1/1 ready, 1/1 updated");
+  // Its controller catches up: the only change is status.observedGeneration.
+  setNodeDaemonSet(2, 2, 1, 1);
+  awaitCached(*caches_.child("DaemonSet"), r::daemonsets, dsNamespace(), "demo-node");
+  ASSERT_EQ(queued_, std::set<std::string>{"demo"});
+  const ReconcileResult caughtUp = reconcile("demo"); // the cache still shows Ready
+  api_.release(r::driverdeployments);
+  awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+  if (caughtUp.outcome != ReconcileResult::Outcome::Done) {
+    queued_.insert("demo"); // the worker's requeue
+  }
+  drain();
+  EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+}
+
+// Once the cache shows the last write, an unchanged status costs no write.
+TEST_F(ReconcilerTest, AnUnchangedStatusIsNotWrittenAgainOnceTheCacheShowsIt) {
+  converge();
+  const int writes = api_.count("PUT", "/driverdeployments/demo/status");
+  queued_.insert("demo");
+  drain();
+  EXPECT_EQ(api_.count("PUT", "/driverdeployments/demo/status"), writes);
+  EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+}
+
+// A reconcile that applies a new node plugin spec reads the DaemonSet from the cache, which may
+// not show that apply yet: the old DaemonSet, whose status observed the old generation. That is
+// no rolled-out plugin: the DriverDeployment is not Ready at its new generation before the
+// DaemonSet controller has seen the new spec.
+TEST_F(ReconcilerTest, ANodePluginAppliedInTheReconcileIsNotReadyBeforeTheCacheShowsIt) {
+  converge();
+  api_.hold(r::daemonsets); // the DaemonSet's watch lags behind the apply
+  Json dd = *api_.find(r::driverdeployments, "", "demo"); // a new image, as kubectl patch
+  dd["spec"]["driver"]["image"] = "example.com/driver:v2";
+  dd["metadata"]["generation"] = 2;
+  api_.put(r::driverdeployments, std::move(dd));
+  drain();
+  const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
+  ASSERT_NE(ds, nullptr);
+  ASSERT_EQ((*ds)["metadata"]["generation"], 2) << "the reconcile applied the new image";
+  EXPECT_EQ(ready(), "False NodePluginRollingOut: node plugin 1/1 ready, 1/1 updated");
+  // The watch delivers the apply (still rolling out), then the DaemonSet controller catches up.
+  api_.release(r::daemonsets);
+  drain();
+  EXPECT_EQ(ready(), "False NodePluginRollingOut: node plugin 1/1 ready, 1/1 updated");
+  setNodeDaemonSet(2, 2, 1, 1);
+  drain();
+  EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+}
+
+} // namespace
+} // namespace csiop::controller
