@@ -154,10 +154,7 @@ EffectiveCSIDriver csiDriver(const std::optional<CSIDriverSpec>& spec) {
 EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry) {
   const NodeSpec n = spec.node ? *spec.node : NodeSpec{};
   EffectiveNode out;
-  out.kubeletDir = orDefault(n.kubeletDir, std::string(defaults::kKubeletDir));
-  while (out.kubeletDir.size() > 1 && out.kubeletDir.back() == '/') {
-    out.kubeletDir.pop_back();
-  }
+  out.kubeletDir = kubeletDirOf(spec);
   out.updateStrategy = orNull(n.updateStrategy);
   out.nodeSelector = orDefault(n.nodeSelector, {});
   out.tolerations = orDefault(n.tolerations, defaults::nodeTolerations());
@@ -217,6 +214,15 @@ const EffectiveSidecar* EffectiveController::sidecar(Component c) const {
     }
   }
   return nullptr;
+}
+
+std::string kubeletDirOf(const DriverDeploymentSpec& spec) {
+  std::string dir = spec.node && spec.node->kubeletDir ? *spec.node->kubeletDir
+                                                       : std::string(defaults::kKubeletDir);
+  while (dir.size() > 1 && dir.back() == '/') {
+    dir.pop_back();
+  }
+  return dir;
 }
 
 Effective resolve(const DriverDeployment& object) {

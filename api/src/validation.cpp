@@ -493,15 +493,6 @@ void csiDriver(Validator& v, const DriverDeploymentSpec& spec) {
 
 using Ports = std::map<std::int64_t, std::string>; // port -> the field that uses it
 
-std::string kubeletDirOf(const DriverDeploymentSpec& spec) {
-  std::string dir = spec.node && spec.node->kubeletDir ? *spec.node->kubeletDir
-                                                       : std::string(defaults::kKubeletDir);
-  while (dir.size() > 1 && dir.back() == '/') {
-    dir.pop_back();
-  }
-  return dir;
-}
-
 // The node plugin pod but its driver container (nodeDriver); returns the ports its
 // sidecars use.
 Ports node(Validator& v, const DriverDeploymentSpec& spec) {

@@ -107,6 +107,34 @@ TEST_F(Operator, RecreatesADeletedDaemonSet) {
   }));
 }
 
+// Kubernetes' storage e2e suite copies a driver's StorageClass under a new name (a deep copy:
+// labels, owner references and managedFields included) and uses the copy. The copy carries the
+// operator's owner label and owner reference, but it is not the operator's to prune.
+TEST_F(Operator, AnotherClientsCopyOfAChildIsNotPruned) {
+  Json copy = kubectlJson({"get", "storageclass", "csi-hostpath-sc", "--show-managed-fields"});
+  ASSERT_TRUE(copy["metadata"].contains("ownerReferences")) << copy.dump();
+  ASSERT_TRUE(copy["metadata"].contains("managedFields")) << copy.dump();
+  copy["metadata"]["name"] = "csi-hostpath-sc-copy";
+  for (const char* serverSet : {"uid", "resourceVersion", "creationTimestamp"}) {
+    copy["metadata"].erase(serverSet);
+  }
+  ASSERT_TRUE(kubectl({"create", "-f", "-"}, copy.dump()).ok());
+  const Json created =
+      kubectlJson({"get", "storageclass", "csi-hostpath-sc-copy", "--show-managed-fields"});
+  const Json& managers = created["metadata"]["managedFields"];
+  ASSERT_TRUE(managers.is_array()) << created.dump();
+  for (const Json& entry : managers) {
+    EXPECT_NE(entry.value("manager", ""), "csi-operator")
+        << "the API server gives a create's fields to its creator: " << created.dump();
+  }
+  // The copy's create queues the owner's reconcile (owner label); 12 s also cover a resync.
+  std::this_thread::sleep_for(12s);
+  EXPECT_TRUE(exists({"storageclass", "csi-hostpath-sc-copy"})) << op->log();
+  EXPECT_TRUE(exists({"storageclass", "csi-hostpath-sc"}));
+  EXPECT_EQ(op->log().find("pruned StorageClass csi-hostpath-sc-copy"), std::string::npos);
+  ASSERT_TRUE(kubectl({"delete", "storageclass", "csi-hostpath-sc-copy"}).ok());
+}
+
 TEST_F(Operator, SteadyStateIssuesNoWrites) {
   ASSERT_TRUE(waitFor("hostpath is Ready", 60s, [&](std::string& seen) {
     seen = ddCondition("hostpath", "Ready");

@@ -5,6 +5,7 @@
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/controller/compare.hpp>
+#include <csiop/controller/field_ownership.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::controller {
@@ -96,8 +97,15 @@ CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const s
   return {contains(*live, desired) ? A::Keep : A::Apply, {}};
 }
 
+bool madeFor(const Json& object, const std::string& ownerUid,
+             const std::vector<std::string>& managers) {
+  return ownedBy(object, ownerUid) &&
+         std::any_of(managers.begin(), managers.end(),
+                     [&](const std::string& m) { return writtenBy(object, m); });
+}
+
 std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>& desired,
-                          const std::string& ownerUid) {
+                          const std::string& ownerUid, const std::vector<std::string>& managers) {
   std::set<ObjectKey> wanted;
   for (const auto& d : desired) {
     wanted.insert(keyOf(d));
@@ -105,7 +113,7 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
   std::vector<Json> out;
   for (const auto& l : live) {
     const ObjectKey k = keyOf(l);
-    if (k.kind == "Namespace" || wanted.contains(k) || !ownedBy(l, ownerUid)) {
+    if (k.kind == "Namespace" || wanted.contains(k) || !madeFor(l, ownerUid, managers)) {
       continue;
     }
     out.push_back(l);

@@ -1,5 +1,7 @@
 #include <csiop/controller/field_ownership.hpp>
 
+#include <algorithm>
+
 #include <csiop/api/json_access.hpp>
 
 namespace csiop::controller {
@@ -19,6 +21,16 @@ Json managerSummary(const Json& managedFields) {
     out.push_back(std::move(kept));
   }
   return out;
+}
+
+bool writtenBy(const Json& object, std::string_view manager) {
+  const Json& entries = api::member(api::member(object, "metadata"), "managedFields");
+  if (!entries.is_array()) {
+    return false;
+  }
+  return std::any_of(entries.begin(), entries.end(), [&](const Json& e) {
+    return api::stringField(e, "manager") == manager && api::stringField(e, "subresource").empty();
+  });
 }
 
 std::optional<Json> ownershipUpgrade(const Json& object, const std::string& manager) {

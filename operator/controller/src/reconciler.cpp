@@ -116,17 +116,22 @@ bool Reconciler::unchangedSinceApplied(const Json& desired, const Json& liveObje
          it->second.resourceVersion == metadataField(liveObject, "resourceVersion");
 }
 
+std::vector<std::string> Reconciler::fieldManagers() const {
+  return {client_.fieldManager(), kClaimFieldManager};
+}
+
 std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::string& uid) {
+  const std::vector<std::string> managers = fieldManagers();
   std::vector<Json> out;
   for (auto& cache : caches_.children) {
     for (const Json* o : cache->byIndex(kByOwner, name)) {
-      if (ownedBy(*o, uid)) {
+      if (madeFor(*o, uid, managers)) {
         out.push_back(*o);
       }
     }
   }
   for (const Json* o : caches_.csiDrivers.byIndex(kByOwner, name)) {
-    if (ownedBy(*o, uid)) {
+    if (madeFor(*o, uid, managers)) {
       out.push_back(*o);
     }
   }
@@ -283,7 +288,7 @@ asio::awaitable<void> Reconciler::claimCSIDriver(const Json& desired) {
     claim["spec"]["volumeLifecycleModes"] = desired["spec"]["volumeLifecycleModes"];
   }
   const kube::ResourceRef& ref = caches_.csiDrivers.resource();
-  co_await client_.create(ref, std::move(claim), {.fieldManager = "csi-operator-claim"});
+  co_await client_.create(ref, std::move(claim), {.fieldManager = kClaimFieldManager});
   Json applied = co_await client_.apply(ref, desired);
   remember(desired, applied);
 }
@@ -487,7 +492,8 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   }
 
   // 3. Prune what the spec no longer wants.
-  for (const Json& gone : toPrune(ownedChildren(object.name(), uid), objects, uid)) {
+  for (const Json& gone :
+       toPrune(ownedChildren(object.name(), uid), objects, uid, fieldManagers())) {
     const ObjectKey k = keyOf(gone);
     if (!managed(gone)) {
       noteUnmanaged(gone, o);

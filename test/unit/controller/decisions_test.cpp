@@ -112,9 +112,19 @@ Json obj(const char* apiVersion, const char* kind, const char* ns, const char* n
   if (ownerUid) {
     o["metadata"]["ownerReferences"] =
         Json::array({{{"uid", ownerUid}, {"kind", "DriverDeployment"}}});
+    o["metadata"]["managedFields"] =
+        Json::array({{{"manager", "csi-operator"}, {"operation", "Apply"}}});
   }
   return o;
 }
+
+// `o` as another client's copy of it: labels and owner references kept, written by `manager`.
+Json copiedBy(Json o, const char* manager) {
+  o["metadata"]["managedFields"] = Json::array({{{"manager", manager}, {"operation", "Update"}}});
+  return o;
+}
+
+const std::vector<std::string> kManagers = {"csi-operator", "csi-operator-claim"};
 
 TEST(Prune, OnlyOwnedObjectsTheSpecNoLongerWants) {
   const std::vector<Json> desired = {
@@ -128,9 +138,12 @@ TEST(Prune, OnlyOwnedObjectsTheSpecNoLongerWants) {
       obj("storage.k8s.io/v1", "StorageClass", "", "foreign", "u2"),          // not ours
       obj("storage.k8s.io/v1", "StorageClass", "", "labelled-only", nullptr), // not ours
       obj("v1", "Namespace", "", "ns", "u1"),                                 // never
+      // Another client's copy of a child (e2e.test copies a driver's StorageClass): owner
+      // reference and labels copied, written by that client only.
+      copiedBy(obj("storage.k8s.io/v1", "StorageClass", "", "copy", "u1"), "e2e.test"),
   };
   std::vector<std::string> names;
-  for (const auto& o : toPrune(live, desired, "u1")) {
+  for (const auto& o : toPrune(live, desired, "u1", kManagers)) {
     names.push_back(keyOf(o).str());
   }
   EXPECT_EQ(names, (std::vector<std::string>{"Deployment ns/x-controller", "ClusterRole old"}));
@@ -143,6 +156,17 @@ TEST(Prune, CSIDriverGoesLast) {
   sortForDeletion(all);
   EXPECT_EQ(keyOf(all.front()).kind, "DaemonSet");
   EXPECT_EQ(keyOf(all.back()).kind, "CSIDriver");
+}
+
+TEST(Ownership, MadeForTheOwnerByTheOperatorsFieldManagers) {
+  const Json child = obj("v1", "ServiceAccount", "n", "a", "u1");
+  EXPECT_TRUE(madeFor(child, "u1", kManagers));
+  EXPECT_FALSE(madeFor(child, "u2", kManagers));
+  EXPECT_FALSE(madeFor(copiedBy(child, "kubectl-create"), "u1", kManagers));
+  // A CSIDriver claimed by a create whose apply has not happened yet.
+  EXPECT_TRUE(madeFor(copiedBy(child, "csi-operator-claim"), "u1", kManagers));
+  // Written by the operator's manager but owned by another DriverDeployment.
+  EXPECT_FALSE(madeFor(obj("v1", "ServiceAccount", "n", "a", "u2"), "u1", kManagers));
 }
 
 TEST(Ownership, AnnotationOrOwnerReference) {

@@ -29,6 +29,22 @@ TEST(ManagerSummary, KeepsWhoManagesAndHowWithoutTheFieldSets) {
   EXPECT_EQ(managerSummary(Json("junk")), Json::array());
 }
 
+TEST(WrittenBy, AnEntryOfTheManagerForTheMainResource) {
+  const Json object = withManagedFields(Json::array(
+      {entry("csi-operator", "Apply"), entry("kube-controller-manager", "Update", "status")}));
+  EXPECT_TRUE(writtenBy(object, "csi-operator"));
+  // As the caches keep it.
+  Json cached = object;
+  cached["metadata"]["managedFields"] = managerSummary(object["metadata"]["managedFields"]);
+  EXPECT_TRUE(writtenBy(cached, "csi-operator"));
+  // A status write is not a write of the object.
+  EXPECT_FALSE(writtenBy(object, "kube-controller-manager"));
+  EXPECT_FALSE(writtenBy(object, "kubectl"));
+  EXPECT_FALSE(writtenBy(withManagedFields(Json::array()), "csi-operator"));
+  EXPECT_FALSE(writtenBy(Json::object(), "csi-operator"));
+  EXPECT_FALSE(writtenBy(withManagedFields("junk"), "csi-operator"));
+}
+
 TEST(OwnershipUpgrade, RenamesTheCreatesUpdateEntryToApplyGuardedByTestsOfThatEntry) {
   const Json object = withManagedFields(
       Json::array({entry("kube-controller-manager", "Update", "status"),

@@ -155,6 +155,10 @@ struct Effective {
   }
 };
 
+// The kubelet's root directory the node plugin mounts from: spec.node.kubeletDir or the
+// default, without trailing slashes ("/" stays "/").
+std::string kubeletDirOf(const DriverDeploymentSpec& spec);
+
 // Pure: fills every default. Assumes nothing about validity beyond types; call
 // validate() first to reject bad input with good messages.
 Effective resolve(const DriverDeployment& object);

@@ -50,11 +50,20 @@ ObjectKey keyOf(const Json& object);
 // label alone is not ownership: labels are easy to copy.
 bool ownedBy(const Json& object, const std::string& ownerUid);
 
+// Whether `object` is a child the operator made for the DriverDeployment `ownerUid`: owned by
+// it (ownedBy) and written by one of the operator's field managers `managers`. What only the
+// operator may delete. Another client's copy of a child (a test suite copying a StorageClass,
+// `kubectl get -o yaml | kubectl create`) keeps its labels and owner references, even the
+// managedFields it was sent with, but the API server gives every field of a create to its
+// creator, so the copy's managedFields name that client alone: it is not the operator's.
+bool madeFor(const Json& object, const std::string& ownerUid,
+             const std::vector<std::string>& managers);
+
 // Live objects (found by the owner label) that the desired set no longer has
-// and that are really owned; never a Namespace. Order: workloads first, RBAC
-// after, CSIDriver last.
+// and that the operator made for this owner (madeFor); never a Namespace.
+// Order: workloads first, RBAC after, CSIDriver last.
 std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>& desired,
-                          const std::string& ownerUid);
+                          const std::string& ownerUid, const std::vector<std::string>& managers);
 
 // Order in which to delete everything on DriverDeployment deletion: the same
 // as pruning everything, so the CSIDriver goes last.

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <csiop/api/types.hpp>
 
@@ -18,9 +19,17 @@ namespace csiop::controller {
 
 using api::Json;
 
+// The field manager of the create that claims a driver name (reconciler.cpp): it carries only
+// the claim, and the operator's own manager applies everything else right after.
+inline constexpr const char* kClaimFieldManager = "csi-operator-claim";
+
 // managedFields cut to who manages each entry and how (manager, operation, subresource): what
 // the caches keep of it (fieldsV1 is most of an object's metadata and never read).
 Json managerSummary(const Json& managedFields);
+
+// Whether `manager` has written `object` (an entry of its managedFields for the main resource,
+// not a subresource such as status): on a whole object and on a cached one (managerSummary).
+bool writtenBy(const Json& object, std::string_view manager);
 
 // The JSON patch that hands `manager`'s create-time ownership of `object` (its Update entry of
 // the main resource) to its server-side apply entry; nullopt when there is none to hand over.

@@ -94,7 +94,12 @@ private:
   // conditional on the cached resourceVersion: from a cache behind the server, a conflict.
   boost::asio::awaitable<void> writeStatus(const api::Json& dd,
                                            const api::DriverDeploymentStatus& s);
+  // The children the operator made for the DriverDeployment `name` with `uid` (madeFor): what
+  // pruning and deletion may remove. A copy someone else made of one is not among them.
   std::vector<api::Json> ownedChildren(const std::string& name, const std::string& uid);
+  // The field managers the operator writes children with: its client's, and the CSIDriver
+  // claim's (a claim whose apply has not happened yet is still the operator's).
+  std::vector<std::string> fieldManagers() const;
   const api::Json* live(const api::Json& desired);
   void remember(const api::Json& desired, const api::Json& result);
   bool unchangedSinceApplied(const api::Json& desired, const api::Json& live) const;
