@@ -90,7 +90,7 @@ func main() {
 			seconds += c.Time
 			pattern := "(none)"
 			if m := patternRE.FindStringSubmatch(name); m != nil {
-				pattern = m[1]
+				pattern = strings.TrimSpace(m[1])
 			}
 			var one counts
 			switch {
