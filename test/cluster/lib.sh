@@ -59,6 +59,30 @@ bin_dir_complete() {
   done
 }
 
+# The release tag's time from the module proxy, as seen from wrapper module dir $1: the fixed
+# build date of the Kubernetes binaries (reproducible builds).
+k8s_release_date() {
+  (cd "$1" && go list -mod=readonly -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
+}
+
+# The -X flags that stamp K8S_VERSION into Kubernetes binaries (what `--version` and the
+# version endpoints report), as upstream's release builds do; $1 is the build date.
+# test/cluster/build (control plane, kubelet) and build-e2e-test (e2e.test) use the same.
+k8s_version_ldflags() {
+  local date=$1 minor pkg flags=""
+  [[ ${K8S_VERSION} =~ ^v1\.([0-9]+)\.([0-9]+)$ ]] || die "bad K8S_VERSION ${K8S_VERSION}"
+  minor=${BASH_REMATCH[1]}
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    flags+=" -X ${pkg}.gitVersion=${K8S_VERSION}"
+    flags+=" -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+    flags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=${date}"
+    if [[ -n ${K8S_GIT_COMMIT:-} ]]; then
+      flags+=" -X ${pkg}.gitCommit=${K8S_GIT_COMMIT}"
+    fi
+  done
+  printf '%s\n' "${flags}"
+}
+
 state_root() { printf '%s\n' "${CSIOP_STATE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/csi-operator-cluster}"; }
 
 # Parses the common --name option (and, for up, --nodes, --real-node and

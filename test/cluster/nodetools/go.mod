@@ -1,7 +1,8 @@
 // Tools for the real test node of test/cluster (up --real-node): mkimage
 // (one-layer images from local files, no registry), pause (the sandbox
-// image's program), csiop-test-dns (a cluster-DNS test stand-in) and
-// cri-cleanup (stops every pod of the node's containerd at teardown).
+// image's program), csiop-test-dns (a cluster-DNS test stand-in),
+// cri-cleanup (stops every pod of the node's containerd at teardown), and
+// junit-summary (test/conformance's table of e2e.test's JUnit report).
 module csi-operator/test/cluster/nodetools
 
 go 1.26.0
