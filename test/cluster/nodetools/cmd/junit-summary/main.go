@@ -1,9 +1,9 @@
 // Command junit-summary summarizes the JUnit report of Kubernetes' e2e.test (written with
 // --report-dir) for test/conformance: of the specs whose full name matches --focus, how many
 // passed, failed, were skipped by the suite itself (e.g. a capability the test driver does not
-// have) and were skipped by us (their name matches --skip), by test pattern (the
-// "[Testpattern: ...]" part of a storage test's name), as a Markdown table; then the failed
-// specs by name. Specs outside --focus (the rest of e2e.test) are only counted.
+// have), were skipped by us (their name matches --skip) and were not run (skipped without a
+// reason: an interrupted run), by test pattern (the "[Testpattern: ...]" part of a storage
+// test's name), as a Markdown table; then the failed specs by name. Specs outside --focus (the rest of e2e.test) are only counted.
 //
 //	junit-summary --focus REGEX [--skip REGEX] [-o FILE] junit_01.xml
 //
@@ -23,10 +23,12 @@ import (
 )
 
 type testCase struct {
-	Name    string    `xml:"name,attr"`
-	Status  string    `xml:"status,attr"`
-	Time    float64   `xml:"time,attr"`
-	Skipped *struct{} `xml:"skipped"`
+	Name    string  `xml:"name,attr"`
+	Status  string  `xml:"status,attr"`
+	Time    float64 `xml:"time,attr"`
+	Skipped *struct {
+		Message string `xml:"message,attr"`
+	} `xml:"skipped"`
 	Failure *struct{} `xml:"failure"`
 	Error   *struct{} `xml:"error"`
 }
@@ -37,13 +39,14 @@ type report struct {
 	} `xml:"testsuite"`
 }
 
-type counts struct{ passed, failed, suiteSkipped, ourSkipped int }
+type counts struct{ passed, failed, suiteSkipped, ourSkipped, notRun int }
 
 func (c *counts) add(o counts) {
 	c.passed += o.passed
 	c.failed += o.failed
 	c.suiteSkipped += o.suiteSkipped
 	c.ourSkipped += o.ourSkipped
+	c.notRun += o.notRun
 }
 
 var patternRE = regexp.MustCompile(`\[Testpattern: ([^\]]*)\]`)
@@ -99,10 +102,15 @@ func main() {
 				one.failed = 1
 				failed = append(failed, name)
 			case c.Skipped != nil || c.Status == "skipped" || c.Status == "pending":
-				if skipRE != nil && skipRE.MatchString(name) {
+				switch {
+				case skipRE != nil && skipRE.MatchString(name):
 					one.ourSkipped = 1
-				} else {
+				case c.Skipped != nil && strings.HasPrefix(c.Skipped.Message, "skipped - "):
+					// The suite said why (a capability, an fsType, a second node...).
 					one.suiteSkipped = 1
+				default:
+					// Skipped without a reason: never started (the run was interrupted).
+					one.notRun = 1
 				}
 			default:
 				one.passed = 1
@@ -116,8 +124,8 @@ func main() {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "| test pattern | passed | failed | skipped by the suite | skipped by us |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| test pattern | passed | failed | skipped by the suite | skipped by us | not run |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|\n")
 	patterns := make([]string, 0, len(byPattern))
 	for p := range byPattern {
 		patterns = append(patterns, p)
@@ -125,12 +133,13 @@ func main() {
 	sort.Strings(patterns)
 	for _, p := range patterns {
 		c := byPattern[p]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", p, c.passed, c.failed, c.suiteSkipped, c.ourSkipped)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", p, c.passed, c.failed, c.suiteSkipped, c.ourSkipped,
+			c.notRun)
 	}
-	fmt.Fprintf(&b, "| **total** | **%d** | **%d** | **%d** | **%d** |\n", total.passed, total.failed,
-		total.suiteSkipped, total.ourSkipped)
+	fmt.Fprintf(&b, "| **total** | **%d** | **%d** | **%d** | **%d** | **%d** |\n", total.passed, total.failed,
+		total.suiteSkipped, total.ourSkipped, total.notRun)
 	fmt.Fprintf(&b, "\n%d specs matched the focus (%.0f s in specs); %d other specs of e2e.test were not selected.\n",
-		total.passed+total.failed+total.suiteSkipped+total.ourSkipped, seconds, outside)
+		total.passed+total.failed+total.suiteSkipped+total.ourSkipped+total.notRun, seconds, outside)
 	if len(failed) > 0 {
 		fmt.Fprintf(&b, "\nFailed:\n")
 		for _, f := range failed {
