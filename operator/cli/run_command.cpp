@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/formats.hpp>
-#include <csiop/controller/manager.hpp>
+#include <csiop/app/manager.hpp>
 
 #include "commands.hpp"
 
@@ -14,7 +14,7 @@ namespace csiop::cli {
 namespace {
 
 struct RunOptions {
-  controller::ManagerOptions manager;
+  app::ManagerOptions manager;
   std::string logFormat = "text";
   int verbosity = 0;
   std::string resyncPeriod = "10m";
@@ -89,7 +89,7 @@ Command addWebhook(CLI::App& app) {
       ->capture_default_str();
   return [o](Streams&) {
     setupLogging(*o);
-    return controller::runManager(o->manager);
+    return app::runManager(o->manager);
   };
 }
 
@@ -134,7 +134,7 @@ Command addRun(CLI::App& app) {
         std::chrono::seconds(static_cast<long>(*api::formats::goDuration(o->resyncPeriod)));
     o->manager.configPollPeriod =
         std::chrono::seconds(static_cast<long>(*api::formats::goDuration(o->configPollPeriod)));
-    return controller::runManager(o->manager);
+    return app::runManager(o->manager);
   };
 }
 

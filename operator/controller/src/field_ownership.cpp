@@ -6,23 +6,6 @@
 
 namespace csiop::controller {
 
-Json managerSummary(const Json& managedFields) {
-  Json out = Json::array();
-  if (!managedFields.is_array()) {
-    return out;
-  }
-  for (const Json& entry : managedFields) {
-    Json kept = Json::object();
-    for (const char* key : {"manager", "operation", "subresource"}) {
-      if (const Json& value = api::member(entry, key); value.is_string()) {
-        kept[key] = value;
-      }
-    }
-    out.push_back(std::move(kept));
-  }
-  return out;
-}
-
 bool writtenBy(const Json& object, std::string_view manager) {
   const Json& entries = api::member(api::member(object, "metadata"), "managedFields");
   if (!entries.is_array()) {

@@ -97,15 +97,15 @@ OperatorMetrics::OperatorMetrics() : metrics_(std::make_unique<Metrics>()) {}
 
 OperatorMetrics::~OperatorMetrics() = default;
 
-void OperatorMetrics::observeReconcile(ReconcileResult result, double seconds) {
-  switch (result) {
-  case ReconcileResult::success:
+void OperatorMetrics::observeReconcile(ReconcileResult::Outcome outcome, double seconds) {
+  switch (outcome) {
+  case ReconcileResult::Outcome::Done:
     metrics_->reconcileSuccess.Increment();
     break;
-  case ReconcileResult::error:
+  case ReconcileResult::Outcome::Error:
     metrics_->reconcileError.Increment();
     break;
-  case ReconcileResult::requeue:
+  case ReconcileResult::Outcome::Requeue:
     metrics_->reconcileRequeue.Increment();
     break;
   }

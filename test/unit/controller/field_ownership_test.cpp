@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <csiop/controller/field_ownership.hpp>
+#include <csiop/runtime/store.hpp>
 
 namespace csiop::controller {
 namespace {
@@ -21,12 +22,12 @@ Json withManagedFields(Json entries) {
 }
 
 TEST(ManagerSummary, KeepsWhoManagesAndHowWithoutTheFieldSets) {
-  const Json summary = managerSummary(Json::array(
+  const Json summary = runtime::managerSummary(Json::array(
       {entry("csi-operator", "Update"), entry("kube-controller-manager", "Update", "status")}));
   EXPECT_EQ(summary, Json::parse(R"([{"manager":"csi-operator","operation":"Update"},
     {"manager":"kube-controller-manager","operation":"Update","subresource":"status"}])"));
-  EXPECT_EQ(managerSummary(Json()), Json::array());
-  EXPECT_EQ(managerSummary(Json("junk")), Json::array());
+  EXPECT_EQ(runtime::managerSummary(Json()), Json::array());
+  EXPECT_EQ(runtime::managerSummary(Json("junk")), Json::array());
 }
 
 TEST(WrittenBy, AnEntryOfTheManagerForTheMainResource) {
@@ -35,7 +36,8 @@ TEST(WrittenBy, AnEntryOfTheManagerForTheMainResource) {
   EXPECT_TRUE(writtenBy(object, "csi-operator"));
   // As the caches keep it.
   Json cached = object;
-  cached["metadata"]["managedFields"] = managerSummary(object["metadata"]["managedFields"]);
+  cached["metadata"]["managedFields"] =
+      runtime::managerSummary(object["metadata"]["managedFields"]);
   EXPECT_TRUE(writtenBy(cached, "csi-operator"));
   // A status write is not a write of the object.
   EXPECT_FALSE(writtenBy(object, "kube-controller-manager"));
@@ -57,7 +59,8 @@ TEST(OwnershipUpgrade, RenamesTheCreatesUpdateEntryToApplyGuardedByTestsOfThatEn
     {"op":"replace","path":"/metadata/managedFields/2/operation","value":"Apply"}])"));
   // The same from the cache's summary.
   Json cached = object;
-  cached["metadata"]["managedFields"] = managerSummary(object["metadata"]["managedFields"]);
+  cached["metadata"]["managedFields"] =
+      runtime::managerSummary(object["metadata"]["managedFields"]);
   EXPECT_EQ(ownershipUpgrade(cached, "csi-operator"), patch);
 }
 

@@ -77,10 +77,10 @@ TEST(OperatorMetricsTest, ExposesEveryOperatorMetricFromTheStart) {
 
 TEST(OperatorMetricsTest, RecordsReconcilesReviewsAndApiRequests) {
   OperatorMetrics metrics;
-  metrics.observeReconcile(ReconcileResult::success, 0.5);
-  metrics.observeReconcile(ReconcileResult::error, 0.25);
-  metrics.observeReconcile(ReconcileResult::requeue, 100);
-  metrics.observeReconcile(ReconcileResult::success, 0.001);
+  metrics.observeReconcile(ReconcileResult::Outcome::Done, 0.5);
+  metrics.observeReconcile(ReconcileResult::Outcome::Error, 0.25);
+  metrics.observeReconcile(ReconcileResult::Outcome::Requeue, 100);
+  metrics.observeReconcile(ReconcileResult::Outcome::Done, 0.001);
   metrics.observeReview("denied", 0.0003);
   metrics.observeApiRequest("get", 200);
   metrics.observeApiRequest("get", 200);

@@ -10,10 +10,10 @@
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/controller/compare.hpp>
-#include <csiop/controller/concurrently.hpp>
 #include <csiop/controller/decisions.hpp>
 #include <csiop/controller/field_ownership.hpp>
 #include <csiop/kube/attempt.hpp>
+#include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
@@ -53,7 +53,7 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
       }
       applies.push_back(applyChild(*desired, run.uid));
     }
-    for (std::string& error : co_await allOf(std::move(applies))) {
+    for (std::string& error : co_await runtime::allOf(std::move(applies))) {
       if (!error.empty()) {
         o.applyErrors.push_back(std::move(error));
       }

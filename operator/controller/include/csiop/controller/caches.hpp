@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
-#include <csiop/controller/informer.hpp>
 #include <csiop/controller/volume_usage.hpp>
+#include <csiop/runtime/informer.hpp>
 
 namespace csiop::controller {
+
+using runtime::Informer;
 
 // Indexes of the caches (Informer::byIndex), so that a reconcile reads what concerns its
 // DriverDeployment without walking every cached object: the per-event work stays flat as

@@ -19,22 +19,19 @@ namespace csiop::controller {
 
 using api::Json;
 
-// The field manager of the create that claims a driver name (reconciler.cpp): it carries only
-// the claim, and the operator's own manager applies everything else right after.
+// The field manager of the create that claims a driver name (reconcile/driver_name.cpp): it carries
+// only the claim, and the operator's own manager applies everything else right after.
 inline constexpr const char* kClaimFieldManager = "csi-operator-claim";
 
-// managedFields cut to who manages each entry and how (manager, operation, subresource): what
-// the caches keep of it (fieldsV1 is most of an object's metadata and never read).
-Json managerSummary(const Json& managedFields);
-
 // Whether `manager` has written `object` (an entry of its managedFields for the main resource,
-// not a subresource such as status): on a whole object and on a cached one (managerSummary).
+// not a subresource such as status): on a whole object and on a cached one
+// (runtime::managerSummary).
 bool writtenBy(const Json& object, std::string_view manager);
 
 // The JSON patch that hands `manager`'s create-time ownership of `object` (its Update entry of
 // the main resource) to its server-side apply entry; nullopt when there is none to hand over.
-// Works on whole objects and on cached ones (managerSummary). If the manager has an Apply entry
-// as well, the Update entry is removed instead (renaming would duplicate the manager).
+// Works on whole objects and on cached ones (runtime::managerSummary). If the manager has an Apply
+// entry as well, the Update entry is removed instead (renaming would duplicate the manager).
 std::optional<Json> ownershipUpgrade(const Json& object, const std::string& manager);
 
 } // namespace csiop::controller

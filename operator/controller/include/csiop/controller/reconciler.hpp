@@ -24,27 +24,17 @@
 #include <csiop/controller/applied_objects.hpp>
 #include <csiop/controller/caches.hpp>
 #include <csiop/controller/decisions.hpp>
-#include <csiop/controller/events.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/controller/volume_usage.hpp>
+#include <csiop/runtime/events.hpp>
+#include <csiop/runtime/reconcile_result.hpp>
 
 namespace csiop::controller {
 
+using runtime::EventRecorder;
+using runtime::ReconcileResult;
+
 inline constexpr const char* kFinalizer = "csiop.dev/cleanup";
-
-struct ReconcileResult {
-  enum class Outcome { Done, Requeue, Error } outcome = Outcome::Done;
-  std::chrono::milliseconds after{0}; // for Requeue
-  std::string message;                // for Error
-
-  static ReconcileResult done() { return {}; }
-  static ReconcileResult requeueAfter(std::chrono::milliseconds after) {
-    return {Outcome::Requeue, after, {}};
-  }
-  static ReconcileResult error(std::string message) {
-    return {Outcome::Error, {}, std::move(message)};
-  }
-};
 
 // How long a pass waits before the next when it ends early on purpose (errors back off in the
 // work queue instead).

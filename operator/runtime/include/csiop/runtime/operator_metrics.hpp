@@ -11,13 +11,13 @@
 #include <string>
 #include <string_view>
 
+#include <csiop/runtime/reconcile_result.hpp>
+
 namespace csiop::runtime {
 
 // Content-Type of the text format.
 inline constexpr std::string_view kPrometheusTextContentType =
     "text/plain; version=0.0.4; charset=utf-8";
-
-enum class ReconcileResult { success, error, requeue };
 
 class OperatorMetrics {
 public:
@@ -26,9 +26,9 @@ public:
   OperatorMetrics(const OperatorMetrics&) = delete;
   OperatorMetrics& operator=(const OperatorMetrics&) = delete;
 
-  // csiop_reconcile_total{result="success|error|requeue"} and
+  // csiop_reconcile_total{result="success|error|requeue"} (Done is success) and
   // csiop_reconcile_duration_seconds (controller-runtime's buckets, 5ms .. 60s).
-  void observeReconcile(ReconcileResult result, double seconds);
+  void observeReconcile(ReconcileResult::Outcome outcome, double seconds);
   // csiop_webhook_reviews_total{result="allowed|denied|rejected"}: AdmissionReviews answered
   // (rejected: not a usable AdmissionReview, HTTP 4xx), and
   // csiop_webhook_review_duration_seconds: from the request read to the answer built.

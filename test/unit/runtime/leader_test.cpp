@@ -8,12 +8,12 @@
 #include <optional>
 #include <regex>
 
-#include <csiop/controller/leader.hpp>
+#include <csiop/runtime/leader.hpp>
 
 #include "../kube/test_server.hpp"
-#include "../runtime/test_util.hpp"
+#include "test_util.hpp"
 
-namespace csiop::controller {
+namespace csiop::runtime {
 namespace {
 
 using kube::testing::Reply;
@@ -547,4 +547,4 @@ TEST_F(LeaderTest, ReleaseDuringAnAcquisitionInFlightStillHandsTheLeaseBack) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::runtime

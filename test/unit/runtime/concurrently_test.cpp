@@ -12,9 +12,9 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <csiop/controller/concurrently.hpp>
+#include <csiop/runtime/concurrently.hpp>
 
-namespace csiop::controller {
+namespace csiop::runtime {
 namespace {
 
 namespace asio = boost::asio;
@@ -81,4 +81,4 @@ TEST(AllOf, NoTasksIsNoWait) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::runtime

@@ -9,17 +9,16 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include <csiop/api/types.hpp>
 #include <csiop/kube/client.hpp>
 
-namespace csiop::controller {
+namespace csiop::runtime {
 
 class EventRecorder {
 public:
   // `now` returns an RFC 3339 time (injected for tests).
   EventRecorder(kube::Client& client, std::function<std::string()> now);
 
-  boost::asio::awaitable<void> record(const api::Json& object, bool warning, std::string reason,
+  boost::asio::awaitable<void> record(const kube::Json& object, bool warning, std::string reason,
                                       std::string message);
 
 private:
@@ -30,4 +29,4 @@ private:
 // The current time in RFC 3339 (seconds precision, UTC).
 std::string nowRfc3339();
 
-} // namespace csiop::controller
+} // namespace csiop::runtime

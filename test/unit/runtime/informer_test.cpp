@@ -5,12 +5,12 @@
 // well before a pending backoff would".
 #include <gtest/gtest.h>
 
-#include <csiop/controller/informer.hpp>
+#include <csiop/runtime/informer.hpp>
 
 #include "../kube/test_server.hpp"
-#include "../runtime/test_util.hpp"
+#include "test_util.hpp"
 
-namespace csiop::controller {
+namespace csiop::runtime {
 namespace {
 
 using kube::testing::Reply;
@@ -585,4 +585,4 @@ TEST_F(InformerTest, ClusterScopedObjectsAreKeyedByNameAlone) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::runtime

@@ -1,6 +1,4 @@
-#include <csiop/controller/manager.hpp>
-
-#include <csiop/controller/compare.hpp>
+#include <csiop/app/manager.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -15,14 +13,16 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/api/yaml.hpp>
+#include <csiop/app/start_up.hpp>
 #include <csiop/controller/caches.hpp>
-#include <csiop/controller/events.hpp>
-#include <csiop/controller/leader.hpp>
+#include <csiop/controller/compare.hpp>
 #include <csiop/controller/reconciler.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/crds.hpp>
+#include <csiop/runtime/controller.hpp>
+#include <csiop/runtime/events.hpp>
 #include <csiop/runtime/http_server.hpp>
+#include <csiop/runtime/leader.hpp>
 #include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/probes.hpp>
 #include <csiop/runtime/resync.hpp>
@@ -30,62 +30,22 @@
 #include <csiop/runtime/workqueue.hpp>
 #include <csiop/webhook/server.hpp>
 
-namespace csiop::controller {
+namespace csiop::app {
 namespace {
 
 namespace asio = boost::asio;
 using api::Json;
+using controller::Caches;
+using controller::Reconciler;
+using runtime::EventRecorder;
+using runtime::Informer;
+using runtime::LeaderElector;
+using runtime::nowRfc3339;
 
 asio::awaitable<void> sleepFor(std::chrono::milliseconds d) {
   asio::steady_timer t(co_await asio::this_coro::executor, d);
   boost::system::error_code ec;
   co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-}
-
-// Installs or upgrades the CRDs in `yaml` (server-side apply) and waits until
-// the API server serves them.
-asio::awaitable<void> installCrds(kube::Client& client, std::string_view yaml) {
-  for (Json crd : api::parseYaml(yaml)) {
-    const std::string name = crd["metadata"]["name"];
-    co_await client.apply(kube::resources::customresourcedefinitions, std::move(crd));
-    for (int i = 0; i < 300; ++i) {
-      const Json live = co_await client.get(kube::resources::customresourcedefinitions, "", name);
-      bool established = false;
-      for (const auto& c :
-           live.value("status", Json::object()).value("conditions", Json::array())) {
-        established |= c.value("type", "") == "Established" && c.value("status", "") == "True";
-      }
-      if (established) {
-        spdlog::info("CRD {} installed and established", name);
-        break;
-      }
-      co_await sleepFor(std::chrono::milliseconds(100));
-    }
-  }
-}
-
-// The CSIDriver API to use: storage.k8s.io/v1 where served (Kubernetes 1.18+),
-// else the csi.storage.k8s.io/v1alpha1 CRD of 1.12-1.13, installed if allowed.
-asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& client,
-                                                               bool mayInstall) {
-  namespace r = kube::resources;
-  if (co_await client.serves(r::csidrivers.group, r::csidrivers.version, r::csidrivers.resource)) {
-    co_return &r::csidrivers;
-  }
-  const auto& legacy = r::legacyCsidrivers;
-  if (!co_await client.serves(legacy.group, legacy.version, legacy.resource)) {
-    if (!mayInstall) {
-      throw std::runtime_error(
-          "the cluster serves neither storage.k8s.io/v1 nor csi.storage.k8s.io/v1alpha1 "
-          "CSIDriver; install crds/legacy/csidrivers.csi.storage.k8s.io.yaml or run without "
-          "--no-install-crds");
-    }
-    spdlog::warn("storage.k8s.io/v1 CSIDriver is not served; installing the legacy "
-                 "csidrivers.csi.storage.k8s.io (v1alpha1) CRD");
-    co_await installCrds(client, embedded::legacyCsiDriverCrdYaml());
-  }
-  spdlog::info("using the legacy csi.storage.k8s.io/v1alpha1 CSIDriver API");
-  co_return &legacy;
 }
 
 // How long a change of a workload pod waits for others before its DriverDeployment is
@@ -109,7 +69,7 @@ struct Controllers {
       informer->onChange(
           [this, &queue, batched, ownStatusEchoes](const Json* old, const Json* updated) {
             if (ownStatusEchoes && old != nullptr && updated != nullptr &&
-                onlyStatusDiffers(*old, *updated)) {
+                controller::onlyStatusDiffers(*old, *updated)) {
               return; // the echo of a status write: nothing the reconciler reads changed
             }
             for (const Json* o : {old, updated}) {
@@ -143,7 +103,9 @@ webhook::ClusterView clusterView(Caches& caches) {
         return names;
       },
       [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); },
-      [&caches](const std::string& driverName) { return describe(caches.volumesOf(driverName)); }};
+      [&caches](const std::string& driverName) {
+        return controller::describe(caches.volumesOf(driverName));
+      }};
 }
 
 std::string podNamespace() {
@@ -230,6 +192,10 @@ int runManager(const ManagerOptions& options) {
                                    return keys;
                                  },
                                  {.period = options.resyncPeriod});
+  // The workers: one reconcile per DriverDeployment at a time, then what its result asks.
+  runtime::Controller workers(queue, metrics,
+                              [&ctl](std::string name) { return ctl->reconciler.reconcile(name); });
+  workers.afterEach([&] { metrics.setDriverDeployments(ctl->caches.driverDeployments.size()); });
   int exitCode = 0;
   bool stopping = false;
   std::unique_ptr<runtime::SignalHandler> signals;
@@ -267,39 +233,6 @@ int runManager(const ManagerOptions& options) {
     shutdown();
   });
 
-  const auto worker = [&]() -> asio::awaitable<void> {
-    while (auto key = co_await queue.get()) {
-      const auto start = std::chrono::steady_clock::now();
-      ReconcileResult result;
-      try {
-        result = co_await ctl->reconciler.reconcile(*key);
-      } catch (const std::exception& e) {
-        result = {ReconcileResult::Outcome::Error, {}, e.what()};
-      }
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      switch (result.outcome) {
-      case ReconcileResult::Outcome::Done:
-        queue.forget(*key);
-        metrics.observeReconcile(runtime::ReconcileResult::success, seconds);
-        break;
-      case ReconcileResult::Outcome::Requeue:
-        queue.forget(*key);
-        queue.addAfter(*key, result.after);
-        metrics.observeReconcile(runtime::ReconcileResult::requeue, seconds);
-        break;
-      case ReconcileResult::Outcome::Error:
-        spdlog::warn("reconcile {}: {}", *key, result.message);
-        queue.addRateLimited(*key);
-        metrics.observeReconcile(runtime::ReconcileResult::error, seconds);
-        break;
-      }
-      queue.done(*key);
-      metrics.setWorkqueueDepth(queue.len());
-      metrics.setDriverDeployments(ctl->caches.driverDeployments.size());
-    }
-  };
-
   // Every replica keeps warm caches (readiness, a fast take-over, the
   // webhook's duplicate check); only the leader runs the workers that write.
   const auto startInformers = [&]() -> asio::awaitable<void> {
@@ -319,9 +252,7 @@ int runManager(const ManagerOptions& options) {
       co_return;
     }
     resync.start();
-    for (int i = 0; i < options.workers; ++i) {
-      asio::co_spawn(io, worker(), asio::detached);
-    }
+    workers.start(io.get_executor(), options.workers);
   };
 
   asio::co_spawn(
@@ -393,4 +324,4 @@ int runManager(const ManagerOptions& options) {
   return exitCode;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::app

@@ -1,12 +1,13 @@
-// `csi-operator run`: wires the client, the caches, the work queue, the
-// reconciler, leader election, the admission webhook, the probe/metrics server
-// and signal handling on one single-threaded io_context.
+// The composition root of `csi-operator run` and `csi-operator webhook`: wires the client, the
+// caches, the work queue and its workers (runtime::Controller) around the reconciler, leader
+// election, the admission webhook, the probe/metrics server and signal handling, on one
+// single-threaded io_context. Nothing else includes both the controller and the webhook.
 #pragma once
 
 #include <chrono>
 #include <string>
 
-namespace csiop::controller {
+namespace csiop::app {
 
 struct ManagerOptions {
   std::string kubeconfig; // "" : $KUBECONFIG, in-cluster, ~/.kube/config
@@ -36,4 +37,4 @@ struct ManagerOptions {
 // does: a replica that stopped leading must not write again.
 int runManager(const ManagerOptions& options);
 
-} // namespace csiop::controller
+} // namespace csiop::app

@@ -1,11 +1,11 @@
-#include <csiop/controller/events.hpp>
+#include <csiop/runtime/events.hpp>
 
 #include <chrono>
 #include <ctime>
 
 #include <spdlog/spdlog.h>
 
-namespace csiop::controller {
+namespace csiop::runtime {
 
 std::string nowRfc3339() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -19,12 +19,12 @@ std::string nowRfc3339() {
 EventRecorder::EventRecorder(kube::Client& client, std::function<std::string()> now)
     : client_(client), now_(std::move(now)) {}
 
-boost::asio::awaitable<void> EventRecorder::record(const api::Json& object, bool warning,
+boost::asio::awaitable<void> EventRecorder::record(const kube::Json& object, bool warning,
                                                    std::string reason, std::string message) {
-  const api::Json& meta = object["metadata"];
+  const kube::Json& meta = object["metadata"];
   const std::string name = meta.value("name", std::string());
   const std::string time = now_();
-  api::Json event = {
+  kube::Json event = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
       {"metadata", {{"generateName", name + "."}, {"namespace", "default"}}},
@@ -50,4 +50,4 @@ boost::asio::awaitable<void> EventRecorder::record(const api::Json& object, bool
   }
 }
 
-} // namespace csiop::controller
+} // namespace csiop::runtime

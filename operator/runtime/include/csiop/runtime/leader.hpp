@@ -15,7 +15,7 @@
 
 #include <csiop/kube/client.hpp>
 
-namespace csiop::controller {
+namespace csiop::runtime {
 
 struct LeaderElectionConfig {
   std::string namespace_;
@@ -65,4 +65,4 @@ private:
 // RFC 3339 with microseconds, as metav1.MicroTime.
 std::string microTimeNow();
 
-} // namespace csiop::controller
+} // namespace csiop::runtime

@@ -14,7 +14,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace csiop::controller {
+namespace csiop::runtime {
 
 template <class T>
 boost::asio::awaitable<std::vector<T>> allOf(std::vector<boost::asio::awaitable<T>> tasks) {
@@ -40,4 +40,4 @@ boost::asio::awaitable<std::vector<T>> allOf(std::vector<boost::asio::awaitable<
   co_return std::move(results);
 }
 
-} // namespace csiop::controller
+} // namespace csiop::runtime

@@ -1,4 +1,4 @@
-#include <csiop/controller/leader.hpp>
+#include <csiop/runtime/leader.hpp>
 
 #include <algorithm>
 #include <ctime>
@@ -11,13 +11,17 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
-#include <csiop/api/json_access.hpp>
-
-namespace csiop::controller {
+namespace csiop::runtime {
 namespace {
 
 namespace asio = boost::asio;
-using api::Json;
+using kube::Json;
+
+// A string member of a lease's spec; "" when absent or not a string.
+std::string stringField(const Json& object, const char* key) {
+  const auto it = object.is_object() ? object.find(key) : object.end();
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 // Marks an attempt in flight for as long as it lives.
 class InFlight {
@@ -98,8 +102,8 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
       co_return true;
     }
     const Json current = lease.value("spec", Json::object());
-    const std::string holder = api::stringField(current, "holderIdentity");
-    const std::string renewTime = api::stringField(current, "renewTime");
+    const std::string holder = stringField(current, "holderIdentity");
+    const std::string renewTime = stringField(current, "renewTime");
     if (holder != observedHolder_ || renewTime != observedRenewTime_) {
       observedHolder_ = holder;
       observedRenewTime_ = renewTime;
@@ -226,8 +230,7 @@ asio::awaitable<void> LeaderElector::release() {
   leading_ = false;
   try {
     Json lease = co_await client_.get(kube::resources::leases, config_.namespace_, config_.name);
-    if (api::stringField(lease.value("spec", Json::object()), "holderIdentity") ==
-        config_.identity) {
+    if (stringField(lease.value("spec", Json::object()), "holderIdentity") == config_.identity) {
       lease["spec"]["holderIdentity"] = "";
       lease["spec"]["leaseDurationSeconds"] = 1;
       lease["spec"]["renewTime"] = microTimeNow();
@@ -243,4 +246,4 @@ void LeaderElector::stop() {
   timer_->cancel();
 }
 
-} // namespace csiop::controller
+} // namespace csiop::runtime

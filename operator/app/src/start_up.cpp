@@ -1,0 +1,71 @@
+#include <csiop/app/start_up.hpp>
+
+#include <chrono>
+#include <stdexcept>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csiop/api/yaml.hpp>
+#include <csiop/crds.hpp>
+
+namespace csiop::app {
+
+namespace asio = boost::asio;
+using kube::Json;
+
+namespace {
+
+asio::awaitable<void> sleepFor(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  boost::system::error_code ec;
+  co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+} // namespace
+
+asio::awaitable<void> installCrds(kube::Client& client, std::string_view yaml) {
+  for (Json crd : api::parseYaml(yaml)) {
+    const std::string name = crd["metadata"]["name"];
+    co_await client.apply(kube::resources::customresourcedefinitions, std::move(crd));
+    for (int i = 0; i < 300; ++i) {
+      const Json live = co_await client.get(kube::resources::customresourcedefinitions, "", name);
+      bool established = false;
+      for (const auto& c :
+           live.value("status", Json::object()).value("conditions", Json::array())) {
+        established |= c.value("type", "") == "Established" && c.value("status", "") == "True";
+      }
+      if (established) {
+        spdlog::info("CRD {} installed and established", name);
+        break;
+      }
+      co_await sleepFor(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& client,
+                                                               bool mayInstall) {
+  namespace r = kube::resources;
+  if (co_await client.serves(r::csidrivers.group, r::csidrivers.version, r::csidrivers.resource)) {
+    co_return &r::csidrivers;
+  }
+  const auto& legacy = r::legacyCsidrivers;
+  if (!co_await client.serves(legacy.group, legacy.version, legacy.resource)) {
+    if (!mayInstall) {
+      throw std::runtime_error(
+          "the cluster serves neither storage.k8s.io/v1 nor csi.storage.k8s.io/v1alpha1 "
+          "CSIDriver; install crds/legacy/csidrivers.csi.storage.k8s.io.yaml or run without "
+          "--no-install-crds");
+    }
+    spdlog::warn("storage.k8s.io/v1 CSIDriver is not served; installing the legacy "
+                 "csidrivers.csi.storage.k8s.io (v1alpha1) CRD");
+    co_await installCrds(client, embedded::legacyCsiDriverCrdYaml());
+  }
+  spdlog::info("using the legacy csi.storage.k8s.io/v1alpha1 CSIDriver API");
+  co_return &legacy;
+}
+
+} // namespace csiop::app

@@ -1,0 +1,55 @@
+// Keeps a Store in step with the API server, as client-go's reflector: list, then watch from the
+// list's resourceVersion; resume a closed or broken watch from the last resourceVersion seen
+// (bookmarks included); relist when the server says the version is gone (410). Every change,
+// including those a relist discovers, reaches the store's handlers, so no event is lost across
+// expiry. Errors are retried with backoff (200 ms doubling to 30 s).
+//
+// Single-threaded: run() and every accessor on the client's executor.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <csiop/kube/client.hpp>
+#include <csiop/runtime/store.hpp>
+
+namespace csiop::runtime {
+
+class Reflector {
+public:
+  // Lists and watches store.resource(), only the objects `labelSelector` selects ("" : all).
+  Reflector(kube::Client& client, Store& store, std::string labelSelector = {});
+  ~Reflector();
+  Reflector(const Reflector&) = delete;
+  Reflector& operator=(const Reflector&) = delete;
+
+  // Runs until stop().
+  boost::asio::awaitable<void> run();
+  void stop();
+
+  // The first list has completed (and every later relist replaced the store).
+  bool synced() const { return synced_; }
+  // Counters for tests and metrics.
+  std::size_t relists() const { return relists_; }
+  std::size_t watchesStarted() const { return watches_; }
+
+private:
+  boost::asio::awaitable<void> sleep(std::chrono::milliseconds delay);
+
+  kube::Client& client_;
+  Store& store_;
+  std::string labelSelector_;
+  bool synced_ = false;
+  bool stopped_ = false;
+  kube::Watch* watch_ = nullptr;
+  std::unique_ptr<boost::asio::steady_timer> timer_;
+  std::size_t relists_ = 0;
+  std::size_t watches_ = 0;
+};
+
+} // namespace csiop::runtime

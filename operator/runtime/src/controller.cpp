@@ -1,0 +1,57 @@
+#include <csiop/runtime/controller.hpp>
+
+#include <chrono>
+#include <exception>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <spdlog/spdlog.h>
+
+namespace csiop::runtime {
+
+namespace asio = boost::asio;
+
+Controller::Controller(WorkQueue& queue, OperatorMetrics& metrics, Reconcile reconcile)
+    : queue_(queue), metrics_(metrics), reconcile_(std::move(reconcile)) {}
+
+void Controller::start(const asio::any_io_executor& executor, int workers) {
+  for (int i = 0; i < workers; ++i) {
+    asio::co_spawn(executor, worker(), asio::detached);
+  }
+}
+
+asio::awaitable<void> Controller::worker() {
+  using Outcome = ReconcileResult::Outcome;
+  while (auto key = co_await queue_.get()) {
+    const auto start = std::chrono::steady_clock::now();
+    ReconcileResult result;
+    try {
+      result = co_await reconcile_(*key);
+    } catch (const std::exception& e) {
+      result = ReconcileResult::error(e.what()); // the last resort
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    switch (result.outcome) {
+    case Outcome::Done:
+      queue_.forget(*key);
+      break;
+    case Outcome::Requeue:
+      queue_.forget(*key);
+      queue_.addAfter(*key, result.after);
+      break;
+    case Outcome::Error:
+      spdlog::warn("reconcile {}: {}", *key, result.message);
+      queue_.addRateLimited(*key);
+      break;
+    }
+    metrics_.observeReconcile(result.outcome, seconds);
+    queue_.done(*key);
+    metrics_.setWorkqueueDepth(queue_.len());
+    if (afterEach_) {
+      afterEach_();
+    }
+  }
+}
+
+} // namespace csiop::runtime

@@ -1,0 +1,116 @@
+// Controller: the worker loop on a real work queue, with a scripted reconcile: what each outcome
+// does to the key, that a key is never reconciled twice at once, that an exception is an Error,
+// and that every reconcile is counted.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <csiop/runtime/controller.hpp>
+
+#include "test_util.hpp"
+
+namespace csiop::runtime {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+// The value of one series of the exposition, e.g. csiop_reconcile_total{result="error"}.
+double series(const OperatorMetrics& metrics, const std::string& name) {
+  const std::string text = metrics.exposition();
+  const std::size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+}
+
+class ControllerTest : public ::testing::Test {
+protected:
+  ControllerTest()
+      : queue_(io_.get_executor()), controller_(queue_, metrics_, [this](std::string key) {
+          return reconcile(std::move(key));
+        }) {}
+
+  // Scripted: "done" converges; "requeue" asks to be looked at again twice, then converges;
+  // "error" fails twice, then converges; "throw" throws once, then converges; "slow" takes
+  // 50 ms. Counts reconciles by key and the most running at once per key.
+  asio::awaitable<ReconcileResult> reconcile(std::string key) {
+    const int n = ++calls_[key];
+    ++running_[key];
+    maxRunning_[key] = std::max(maxRunning_[key], running_[key]);
+    if (key == "slow") {
+      asio::steady_timer t(io_, 50ms);
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    --running_[key];
+    if (key == "requeue" && n <= 2) {
+      co_return ReconcileResult::requeueAfter(10ms);
+    }
+    if (key == "error" && n <= 2) {
+      co_return ReconcileResult::error("scripted failure");
+    }
+    if (key == "throw" && n == 1) {
+      throw std::runtime_error("scripted exception");
+    }
+    co_return ReconcileResult::done();
+  }
+
+  bool runUntil(const std::function<bool()>& done) { return test::runUntil(io_, done, 10s); }
+
+  asio::io_context io_;
+  WorkQueue queue_;
+  OperatorMetrics metrics_;
+  Controller controller_;
+  std::map<std::string, int> calls_, running_, maxRunning_;
+};
+
+TEST_F(ControllerTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
+  int hooks = 0;
+  controller_.afterEach([&] { ++hooks; });
+  controller_.start(io_.get_executor(), 2);
+  for (const char* key : {"done", "requeue", "error", "throw"}) {
+    queue_.add(key);
+  }
+  ASSERT_TRUE(runUntil([&] {
+    return calls_["done"] == 1 && calls_["requeue"] == 3 && calls_["error"] == 3 &&
+           calls_["throw"] == 2 && queue_.numWaiting() == 0 && queue_.numProcessing() == 0;
+  })) << "requeue "
+      << calls_["requeue"] << ", error " << calls_["error"] << ", throw " << calls_["throw"];
+  EXPECT_EQ(hooks, 9);
+  // Converged keys have their backoff reset; nothing is queued any more.
+  for (const char* key : {"done", "requeue", "error", "throw"}) {
+    EXPECT_EQ(queue_.numRequeues(key), 0) << key;
+  }
+  EXPECT_EQ(queue_.len(), 0u);
+  EXPECT_EQ(series(metrics_, "csiop_reconcile_total{result=\"success\"}"), 4);
+  EXPECT_EQ(series(metrics_, "csiop_reconcile_total{result=\"requeue\"}"), 2);
+  EXPECT_EQ(series(metrics_, "csiop_reconcile_total{result=\"error\"}"), 3);
+  queue_.shutdown();
+}
+
+TEST_F(ControllerTest, AKeyAddedWhileItIsReconciledWaitsForThatReconcile) {
+  controller_.start(io_.get_executor(), 4);
+  queue_.add("slow");
+  ASSERT_TRUE(runUntil([&] { return running_["slow"] == 1; }));
+  queue_.add("slow"); // four idle workers, yet the key is in flight
+  ASSERT_TRUE(runUntil([&] { return calls_["slow"] == 2 && queue_.numProcessing() == 0; }));
+  EXPECT_EQ(maxRunning_["slow"], 1);
+  queue_.shutdown();
+}
+
+TEST_F(ControllerTest, WorkersEndWhenTheQueueShutsDown) {
+  controller_.start(io_.get_executor(), 3);
+  queue_.shutdown();
+  io_.run_for(1s); // returns once nothing is left to run: every worker has ended
+  EXPECT_TRUE(io_.stopped());
+  EXPECT_TRUE(calls_.empty());
+}
+
+} // namespace
+} // namespace csiop::runtime
