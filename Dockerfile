@@ -43,7 +43,7 @@ COPY . .
 RUN cmake -S . -B /build -G Ninja \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCSIOP_E2E=OFF -DCSIOP_BUILD_BENCH=OFF \
  && cmake --build /build --target csi-operator \
- && strip --strip-unneeded -o /csi-operator /build/operator/csi-operator
+ && strip --strip-unneeded -o /csi-operator /build/cli/csi-operator
 
 # --- Runtime -------------------------------------------------------------------
 FROM debian:bookworm-slim

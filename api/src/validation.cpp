@@ -882,8 +882,9 @@ Validation validate(const DriverDeployment& object) {
 Validation validateUpdate(const DriverDeployment& old, const DriverDeployment& updated) {
   Validation result = validate(updated);
   if (old.spec.driverName != updated.spec.driverName) {
-    result.errors.push_back(
-        invalid("spec.driverName", updated.spec.driverName, "field is immutable"));
+    result.errors.push_back(invalid("spec.driverName", updated.spec.driverName,
+                                    "field is immutable (it was \"" + old.spec.driverName +
+                                        "\"; create a new DriverDeployment for another driver)"));
   }
   return result;
 }

@@ -18,7 +18,7 @@ namespace r = kube::resources;
 
 std::string ownerLabelOf(const Json& object) {
   const Json labels = object.value("metadata", Json::object()).value("labels", Json::object());
-  return api::stringField(labels, render::kOwnerLabel);
+  return api::stringField(labels, api::kOwnerLabel);
 }
 
 std::string controllerUidOf(const Json& object) {
@@ -61,7 +61,7 @@ const std::vector<kube::ResourceRef>& Tracker::childKinds() {
 void Tracker::start() {
   for (const auto& ref : childKinds()) {
     ++loops_;
-    asio::co_spawn(client_.executor(), loop(ref, render::kOwnerLabel), asio::detached);
+    asio::co_spawn(client_.executor(), loop(ref, api::kOwnerLabel), asio::detached);
   }
   ++loops_;
   asio::co_spawn(client_.executor(), loop(r::driverdeployments, kBenchLabel), asio::detached);

@@ -217,7 +217,7 @@ inline std::string checkAnswer(std::string_view input, const ReviewResult& resul
     const bool strands =
         text(at(spec, "driverName")) == kInUseDriver &&
         text(at(spec, "deletionPolicy")) != "Orphan" &&
-        text(at(at(at(old, "metadata"), "annotations"), kForceDeleteAnnotation)) != "true" &&
+        text(at(at(at(old, "metadata"), "annotations"), api::kForceDeleteAnnotation)) != "true" &&
         at(at(old, "metadata"), "deletionTimestamp").is_null();
     if (strands == allowed) {
       return strands ? "a DELETE stranding volumes was allowed"
@@ -255,7 +255,8 @@ inline std::string checkAnswer(std::string_view input, const ReviewResult& resul
     return "a DriverDeployment racing for " + driverName + " was allowed";
   }
   if (driverName == kForeignDriver) {
-    const std::string adopt = text(at(at(at(object, "metadata"), "annotations"), kAdoptAnnotation));
+    const std::string adopt =
+        text(at(at(at(object, "metadata"), "annotations"), api::kAdoptAnnotation));
     if (adopt != "true") {
       return "a DriverDeployment taking over the foreign CSIDriver without the annotation was "
              "allowed";

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include <csiop/api/annotations.hpp>
+#include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/load.hpp>
-#include <csiop/render/render.hpp>
+#include <csiop/api/validation.hpp>
 
 namespace csiop::webhook {
 namespace {
@@ -27,10 +29,6 @@ std::string withoutObjectPrefix(const std::string& line) {
     }
   }
   return line;
-}
-
-std::string annotation(const Json& object, const char* key) {
-  return stringField(member(member(object, "metadata"), "annotations"), key);
 }
 
 std::string label(const Json& object, const char* key) {
@@ -57,10 +55,10 @@ Decision decideDelete(const Json& request, const ClusterView& cluster) {
     return allowed;
   }
   const std::string name = metadataField(old, "name");
-  const std::string force = annotation(old, kForceDeleteAnnotation);
-  if (force == "true") {
+  const api::Flag force = api::flagAnnotation(old, api::kForceDeleteAnnotation);
+  if (force == api::Flag::Yes) {
     allowed.warnings.push_back("deleting driver " + driverName + " although " + inUse +
-                               " still use it (" + kForceDeleteAnnotation + "=true)");
+                               " still use it (" + api::kForceDeleteAnnotation + "=true)");
     return allowed;
   }
   std::string message = "DriverDeployment \"" + name + "\" is in use: " + inUse + " use driver " +
@@ -68,9 +66,10 @@ Decision decideDelete(const Json& request, const ClusterView& cluster) {
                         ", and would be stranded without it (nothing could detach, unmount or "
                         "delete them). Delete them first, set spec.deletionPolicy: Orphan to "
                         "leave the driver running unmanaged, or annotate " +
-                        kForceDeleteAnnotation + "=true to delete it anyway";
-  if (!force.empty() && force != "false") {
-    message += " (" + std::string(kForceDeleteAnnotation) + " is \"" + force +
+                        api::kForceDeleteAnnotation + "=true to delete it anyway";
+  if (force == api::Flag::Invalid) {
+    message += " (" + std::string(api::kForceDeleteAnnotation) + " is \"" +
+               api::annotationValue(old, api::kForceDeleteAnnotation) +
                "\", which is neither \"true\" nor \"false\")";
   }
   return deny(403, "Forbidden", message);
@@ -137,11 +136,11 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
     return deny(422, "Invalid", message);
   }
   const std::string driverName = loaded.objects.front().spec.driverName;
-  if (const std::string force = annotation(object, kForceDeleteAnnotation);
-      !force.empty() && force != "true" && force != "false") {
+  if (api::flagAnnotation(object, api::kForceDeleteAnnotation) == api::Flag::Invalid) {
     return deny(422, "Invalid",
                 "DriverDeployment \"" + name + "\" is invalid: metadata.annotations[" +
-                    kForceDeleteAnnotation + "]: Unsupported value: \"" + force +
+                    api::kForceDeleteAnnotation + "]: Unsupported value: \"" +
+                    api::annotationValue(object, api::kForceDeleteAnnotation) +
                     "\": supported values: \"true\", \"false\"");
   }
   if (loaded.objects.front().spec.paused.value_or(false) &&
@@ -152,14 +151,19 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
   }
 
   if (operation == "UPDATE") {
-    const std::string before =
-        stringField(member(member(request, "oldObject"), "spec"), "driverName");
-    if (!before.empty() && before != driverName) {
-      return deny(422, "Invalid",
-                  "DriverDeployment \"" + name +
-                      "\" is invalid: spec.driverName: Invalid value: \"" + driverName +
-                      "\": field is immutable (it was \"" + before +
-                      "\"; create a new DriverDeployment for another driver)");
+    // The rules about changes (driverName is immutable) are the API's: the old object as the
+    // API server holds it, decoded as far as it decodes (it was admitted once).
+    const Json& oldObject = member(request, "oldObject");
+    if (oldObject.is_object()) {
+      const api::Validation change =
+          api::validateUpdate(api::decode(oldObject).object, loaded.objects.front());
+      if (!change.ok()) {
+        std::string message = "DriverDeployment \"" + name + "\" is invalid: ";
+        for (std::size_t i = 0; i < change.errors.size(); ++i) {
+          message += (i == 0 ? "" : "; ") + change.errors[i].message();
+        }
+        return deny(422, "Invalid", message);
+      }
     }
     // Being deleted, it claims nothing any more: whose the driver name is does not matter,
     // and refusing would block the operator's finalizer removal (after an Orphan deletion the
@@ -185,13 +189,13 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
                     "\", admitted moments ago");
   }
   if (const Json* driver = cluster.csiDriver(driverName);
-      driver != nullptr && label(*driver, render::kOwnerLabel).empty()) {
-    if (annotation(object, kAdoptAnnotation) != "true") {
+      driver != nullptr && label(*driver, api::kOwnerLabel).empty()) {
+    if (api::annotationValue(object, api::kAdoptAnnotation) != "true") {
       return deny(403, "Forbidden",
                   "spec.driverName: Forbidden: CSIDriver \"" + driverName +
                       "\" already exists and is not managed by csi-operator (installed by hand "
                       "or by another tool); delete it, or annotate this DriverDeployment with " +
-                      kAdoptAnnotation + "=true to take it over");
+                      api::kAdoptAnnotation + "=true to take it over");
     }
     allowed.warnings.push_back(
         "CSIDriver \"" + driverName +

@@ -7,7 +7,7 @@ WebhookServer::WebhookServer(boost::asio::any_io_executor executor, WebhookOptio
     : options_(std::move(options)), cluster_(std::move(cluster)), ready_(std::move(ready)),
       certificates_(executor, options_.certDir, options_.certCheckInterval, options_.log),
       reservations_([] { return std::chrono::steady_clock::now(); }) {
-  runtime::HttpServerOptions http;
+  http::HttpServerOptions http;
   http.maxBodyBytes = kMaxReviewBytes;
   http.maxHeaderBytes = 16 * 1024;
   http.readTimeout = options_.readTimeout;
@@ -15,11 +15,11 @@ WebhookServer::WebhookServer(boost::asio::any_io_executor executor, WebhookOptio
   http.idleTimeout = std::chrono::seconds(90); // the API server reuses connections
   http.onError = options_.log;
   http.tls = [this] { return certificates_.current(); };
-  http_ = std::make_unique<runtime::HttpServer>(std::move(executor), options_.bindAddress,
-                                                std::move(http));
+  http_ = std::make_unique<http::HttpServer>(std::move(executor), options_.bindAddress,
+                                             std::move(http));
   http_->handle(
       kValidatePath,
-      [this](const runtime::HttpRequest& request) {
+      [this](const http::HttpRequest& request) {
         const auto started = std::chrono::steady_clock::now();
         ReviewResult result = review(request.body, cluster_, reservations_);
         if (options_.observe) {
@@ -27,17 +27,16 @@ WebhookServer::WebhookServer(boost::asio::any_io_executor executor, WebhookOptio
               result.outcome,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         }
-        return runtime::HttpResponse{static_cast<unsigned>(result.httpStatus),
-                                     std::move(result.contentType), std::move(result.body)};
+        return http::HttpResponse{static_cast<unsigned>(result.httpStatus),
+                                  std::move(result.contentType), std::move(result.body)};
       },
-      runtime::HttpMethods::Post);
-  http_->handle("/healthz", [](const runtime::HttpRequest&) {
-    return runtime::HttpResponse{200, "text/plain; charset=utf-8", "ok"};
+      http::HttpMethods::Post);
+  http_->handle("/healthz", [](const http::HttpRequest&) {
+    return http::HttpResponse{200, "text/plain; charset=utf-8", "ok"};
   });
-  http_->handle("/readyz", [this](const runtime::HttpRequest&) {
-    return ready_()
-               ? runtime::HttpResponse{200, "text/plain; charset=utf-8", "ok"}
-               : runtime::HttpResponse{503, "text/plain; charset=utf-8", "caches not synced yet"};
+  http_->handle("/readyz", [this](const http::HttpRequest&) {
+    return ready_() ? http::HttpResponse{200, "text/plain; charset=utf-8", "ok"}
+                    : http::HttpResponse{503, "text/plain; charset=utf-8", "caches not synced yet"};
   });
 }
 

@@ -60,7 +60,7 @@ std::vector<std::string> registeredDrivers(const Json& csiNode) {
 
 std::vector<std::string> ownerLabelValue(const Json& object) {
   const Json& value =
-      api::member(api::member(api::member(object, "metadata"), "labels"), render::kOwnerLabel);
+      api::member(api::member(api::member(object, "metadata"), "labels"), api::kOwnerLabel);
   return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
                            : std::vector<std::string>{};
 }
@@ -76,10 +76,10 @@ std::vector<std::string> driverNameOf(const Json& driverDeployment) {
 Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
     : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
       csiNodes(client, r::csinodes), namespaces(client, r::namespaces),
-      pods(client, r::pods, render::kOwnerLabel), persistentVolumes(client, r::persistentvolumes),
+      pods(client, r::pods, api::kOwnerLabel), persistentVolumes(client, r::persistentvolumes),
       volumeAttachments(client, r::volumeattachments), volumeUsers(client, r::pods),
       nodes(client, r::nodes),
-      controllerRevisions(client, r::controllerrevisions, render::kOwnerLabel) {
+      controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel) {
   pods.setTransform(keepWorkloadPod);
   volumeUsers.setTransform(keepVolumeUser);
   nodes.setTransform(cutDownNode);
@@ -97,7 +97,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
        {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles, &r::rolebindings,
         &r::daemonsets, &r::deployments, &r::statefulsets, &r::storageclasses}) {
     // Only objects carrying the owner label: the operator's, never the cluster's.
-    children.push_back(std::make_unique<Informer>(client, *ref, render::kOwnerLabel));
+    children.push_back(std::make_unique<Informer>(client, *ref, api::kOwnerLabel));
     children.back()->addIndex(kByOwner, ownerLabelValue);
   }
 }

@@ -50,7 +50,7 @@ bool ownedBy(const Json& o, const std::string& ownerUid) {
     }
   }
   return meta.contains("annotations") && meta["annotations"].is_object() &&
-         meta["annotations"].value(render::kOwnerUidAnnotation, Json()) == ownerUid;
+         meta["annotations"].value(api::kOwnerUidAnnotation, Json()) == ownerUid;
 }
 
 CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const std::string& uid,
@@ -63,13 +63,13 @@ CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const s
   const bool adoptable =
       adopt &&
       api::stringField(live->value("metadata", Json::object()).value("labels", Json::object()),
-                       render::kOwnerLabel)
+                       api::kOwnerLabel)
           .empty();
   if (!ownedBy(*live, uid) && !adoptable) {
     const Json& meta = (*live)["metadata"];
     const std::string owner =
-        meta.contains("labels") && meta["labels"].contains(render::kOwnerLabel)
-            ? "DriverDeployment \"" + meta["labels"][render::kOwnerLabel].get<std::string>() + "\""
+        meta.contains("labels") && meta["labels"].contains(api::kOwnerLabel)
+            ? "DriverDeployment \"" + meta["labels"][api::kOwnerLabel].get<std::string>() + "\""
             : "a CSIDriver object not managed by csi-operator";
     return {A::Conflict, owner};
   }
@@ -120,29 +120,6 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
   }
   sortForDeletion(out);
   return out;
-}
-
-Flag flagAnnotation(const Json& object, const char* annotation) {
-  const Json annotations =
-      object.value("metadata", Json::object()).value("annotations", Json::object());
-  if (!annotations.is_object() || !annotations.contains(annotation)) {
-    return Flag::No;
-  }
-  const Json& value = annotations[annotation];
-  if (value == "true") {
-    return Flag::Yes;
-  }
-  return value == "false" ? Flag::No : Flag::Invalid;
-}
-
-std::string invalidFlagMessage(const Json& object, const char* annotation,
-                               const std::string& what) {
-  const Json annotations =
-      object.value("metadata", Json::object()).value("annotations", Json::object());
-  const Json value = annotations.is_object() ? annotations.value(annotation, Json()) : Json();
-  return "annotation " + std::string(annotation) + " on " + what + " is " +
-         (value.is_string() ? "\"" + value.get<std::string>() + "\"" : value.dump()) +
-         ", not \"true\" or \"false\"";
 }
 
 api::UnmanagedObject unmanagedEntry(const Json& child) {

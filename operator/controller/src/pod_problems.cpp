@@ -145,7 +145,7 @@ bool keepWorkloadPod(Json& pod) {
       copied(meta, {"name", "namespace", "uid", "resourceVersion", "deletionTimestamp"});
   // The owner label (the cache's index) and the DaemonSet's revision (the node rollout).
   const Json& labels = api::member(meta, "labels");
-  Json slimLabels = copied(labels, {render::kOwnerLabel, "controller-revision-hash"});
+  Json slimLabels = copied(labels, {api::kOwnerLabel, "controller-revision-hash"});
   if (!slimLabels.empty()) {
     slimMeta["labels"] = std::move(slimLabels);
   }

@@ -6,9 +6,12 @@ namespace csiop::render {
 
 Json labels(const Effective& e, const char* componentName) {
   return Json{
-      {"app.kubernetes.io/name", e.driverName},       {"app.kubernetes.io/instance", e.name},
-      {"app.kubernetes.io/component", componentName}, {"app.kubernetes.io/part-of", kManagedBy},
-      {"app.kubernetes.io/managed-by", kManagedBy},   {kOwnerLabel, e.name},
+      {"app.kubernetes.io/name", e.driverName},
+      {"app.kubernetes.io/instance", e.name},
+      {"app.kubernetes.io/component", componentName},
+      {"app.kubernetes.io/part-of", api::kManagedBy},
+      {"app.kubernetes.io/managed-by", api::kManagedBy},
+      {api::kOwnerLabel, e.name},
   };
 }
 
@@ -55,7 +58,7 @@ std::string rbacName(const Effective& e, const std::string& what) {
 }
 
 std::string ownerSelector(const std::string& driverDeploymentName) {
-  return std::string(kOwnerLabel) + "=" + driverDeploymentName;
+  return std::string(api::kOwnerLabel) + "=" + driverDeploymentName;
 }
 
 } // namespace csiop::render

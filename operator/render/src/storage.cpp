@@ -35,7 +35,7 @@ Json renderCSIDriver(const Effective& e, bool v1) {
   Json obj = object(e, v1 ? "storage.k8s.io/v1" : "csi.storage.k8s.io/v1alpha1", "CSIDriver",
                     e.driverName, "", component::kCSIDriver);
   if (!e.uid.empty()) {
-    obj["metadata"]["annotations"] = Json{{kOwnerUidAnnotation, e.uid}};
+    obj["metadata"]["annotations"] = Json{{api::kOwnerUidAnnotation, e.uid}};
   }
   Json spec = Json::object();
   spec["attachRequired"] = d.attachRequired;

@@ -25,7 +25,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include "../runtime/test_util.hpp"
+#include "../common/run_io.hpp"
 
 namespace csiop::kube::testing {
 
@@ -246,7 +246,7 @@ private:
 // it); rethrows its exception. Fails after `limit`.
 template <class T>
 T runTask(asio::io_context& io, asio::awaitable<T> task, std::chrono::seconds limit = 20s) {
-  return runtime::test::runCoroutine(io, std::move(task), limit);
+  return csiop::test::runCoroutine(io, std::move(task), limit);
 }
 
 } // namespace csiop::kube::testing

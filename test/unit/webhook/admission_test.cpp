@@ -111,7 +111,7 @@ TEST_F(Admission, AForeignCSIDriverIsDeniedUnlessAdoptionIsAskedFor) {
   EXPECT_NE(d.message.find("csiop.dev/adopt-csidriver=true"), std::string::npos) << d.message;
 
   Json adopting = example("hostpath.yaml");
-  adopting["metadata"]["annotations"] = {{kAdoptAnnotation, "true"}};
+  adopting["metadata"]["annotations"] = {{api::kAdoptAnnotation, "true"}};
   d = decideOn(request("CREATE", adopting));
   EXPECT_TRUE(d.allowed) << d.message;
   ASSERT_EQ(d.warnings.size(), 1u);

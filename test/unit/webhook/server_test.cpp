@@ -10,8 +10,8 @@
 
 #include <csiop/webhook/server.hpp>
 
+#include "../common/run_io.hpp"
 #include "../common/tls_client.hpp"
-#include "../runtime/test_util.hpp"
 #include "cert_dir.hpp"
 #include "review_fixtures.hpp"
 
@@ -39,7 +39,7 @@ protected:
   }
 
   template <class T> T run(asio::awaitable<T> work) {
-    return runtime::test::runCoroutine(io, std::move(work));
+    return csiop::test::runCoroutine(io, std::move(work));
   }
 
   asio::awaitable<http::response<http::string_body>> admit(TlsClient& client, std::string body) {

@@ -1,4 +1,5 @@
-// YAML <-> JSON for Kubernetes manifests.
+// YAML <-> JSON for Kubernetes manifests (the csiop_yaml library: nothing of the API, so the
+// Kubernetes client reads kubeconfigs with it too).
 //
 // Parsing resolves plain scalars with the YAML 1.2 core schema (quoted scalars
 // are always strings), rejects duplicate mapping keys, and bounds the size of
@@ -13,9 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include <csiop/api/types.hpp>
+#include <nlohmann/json.hpp>
 
 namespace csiop::api {
+
+using Json = nlohmann::ordered_json; // as in types.hpp: this header stands alone (csiop_yaml)
 
 class YamlError : public std::runtime_error {
 public:

@@ -26,7 +26,7 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   const std::string& driverName = run.spec->spec.driverName;
   const Json* liveDriver = caches_.csiDrivers.get("", driverName);
   const bool adopt = stringField(run.dd["metadata"].value("annotations", Json::object()),
-                                 render::kAdoptAnnotation) == "true";
+                                 api::kAdoptAnnotation) == "true";
   CSIDriverDecision decision = decideCSIDriver(liveDriver, desired, run.uid, adopt);
   if (liveDriver != nullptr && ownedBy(*liveDriver, run.uid) && !managed(*liveDriver)) {
     noteUnmanaged(*liveDriver, o);

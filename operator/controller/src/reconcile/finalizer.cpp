@@ -72,7 +72,7 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
   if (stringField(spec, "deletionPolicy", "Delete") == "Orphan") {
     co_return std::nullopt; // the driver stays: nothing is stranded
   }
-  const Flag force = flagAnnotation(dd, render::kForceDeleteAnnotation);
+  const Flag force = flagAnnotation(dd, api::kForceDeleteAnnotation);
   const VolumeUsage usage = caches_.volumesOf(stringField(spec, "driverName"));
   if (usage.empty()) {
     co_return std::nullopt;
@@ -80,7 +80,7 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
   if (force == Flag::Yes) {
     if (forcedDeletions_.insert(run.uid).second) {
       co_await events_.record(dd, true, "DeletionForced",
-                              std::string(render::kForceDeleteAnnotation) +
+                              std::string(api::kForceDeleteAnnotation) +
                                   "=true: deleting the driver although " + describe(usage) +
                                   " still use it");
     }
@@ -88,7 +88,7 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
   }
   if (force == Flag::Invalid) {
     run.observed.annotationProblems.push_back(
-        invalidFlagMessage(dd, render::kForceDeleteAnnotation, "the DriverDeployment") +
+        invalidFlagMessage(dd, api::kForceDeleteAnnotation, "the DriverDeployment") +
         "; the deletion stays blocked");
   }
   co_return describe(usage);
@@ -99,8 +99,8 @@ asio::awaitable<std::string> Reconciler::orphan(const Json& child) {
   // No owner reference (so the garbage collector keeps it), no owner marks.
   Json patch = {{"metadata",
                  {{"ownerReferences", nullptr},
-                  {"labels", {{render::kOwnerLabel, nullptr}}},
-                  {"annotations", {{render::kOwnerUidAnnotation, nullptr}}}}}};
+                  {"labels", {{api::kOwnerLabel, nullptr}}},
+                  {"annotations", {{api::kOwnerUidAnnotation, nullptr}}}}}};
   auto patched = co_await kube::attempt(client_.patch(
       *caches_.resourceOf(k.kind), k.namespace_, k.name, kube::PatchType::Merge, std::move(patch)));
   if (!patched && !patched.notFound()) {
@@ -129,7 +129,7 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
       co_return ReconcileResult::error(std::move(error));
     }
     co_await events_.record(dd, false, "Orphaned",
-                            keyOf(c).str() + " carries " + render::kUnmanagedAnnotation +
+                            keyOf(c).str() + " carries " + api::kUnmanagedAnnotation +
                                 ": left in place, no longer owned");
   }
   if (policy == "Orphan") {

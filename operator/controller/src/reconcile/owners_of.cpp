@@ -15,7 +15,7 @@ using api::stringField;
 
 std::string ownerLabel(const Json& o) {
   const Json labels = o.value("metadata", Json::object()).value("labels", Json::object());
-  return stringField(labels, render::kOwnerLabel);
+  return stringField(labels, api::kOwnerLabel);
 }
 
 } // namespace

@@ -76,9 +76,9 @@ std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::
 
 void Reconciler::noteUnmanaged(const Json& child, Observed& o) {
   o.unmanaged.push_back(unmanagedEntry(child));
-  if (flagAnnotation(child, render::kUnmanagedAnnotation) == Flag::Invalid) {
+  if (flagAnnotation(child, api::kUnmanagedAnnotation) == Flag::Invalid) {
     o.annotationProblems.push_back(
-        invalidFlagMessage(child, render::kUnmanagedAnnotation, keyOf(child).str()) +
+        invalidFlagMessage(child, api::kUnmanagedAnnotation, keyOf(child).str()) +
         "; left unmanaged until it is corrected");
   }
 }

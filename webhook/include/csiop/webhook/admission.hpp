@@ -27,15 +27,13 @@
 #include <string_view>
 #include <vector>
 
+#include <csiop/api/annotations.hpp>
 #include <csiop/api/types.hpp>
-#include <csiop/render/render.hpp>
 
 namespace csiop::webhook {
 
 using api::Json;
 
-inline constexpr const char* kAdoptAnnotation = render::kAdoptAnnotation;
-inline constexpr const char* kForceDeleteAnnotation = render::kForceDeleteAnnotation;
 // Largest AdmissionReview accepted (object and oldObject of a DriverDeployment,
 // each at most the API server's 3 MiB request limit, plus the envelope).
 inline constexpr std::size_t kMaxReviewBytes = 7 * 1024 * 1024;

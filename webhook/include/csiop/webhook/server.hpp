@@ -15,7 +15,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include <csiop/runtime/http_server.hpp>
+#include <csiop/http/server.hpp>
 #include <csiop/webhook/admission.hpp>
 #include <csiop/webhook/certificates.hpp>
 
@@ -53,7 +53,7 @@ private:
   std::function<bool()> ready_;
   CertificateReloader certificates_;
   Reservations reservations_;
-  std::unique_ptr<runtime::HttpServer> http_;
+  std::unique_ptr<http::HttpServer> http_;
 };
 
 } // namespace csiop::webhook

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <csiop/api/annotations.hpp>
 #include <csiop/api/types.hpp>
 #include <csiop/render/render.hpp>
 
@@ -29,7 +30,7 @@ struct CSIDriverDecision {
 };
 
 // adopt: the DriverDeployment asks to take over a CSIDriver nobody manages
-// (render::kAdoptAnnotation); one managed by another DriverDeployment stays a conflict.
+// (api::kAdoptAnnotation); one managed by another DriverDeployment stays a conflict.
 CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired,
                                   const std::string& ownerUid, bool adopt = false);
 
@@ -72,18 +73,14 @@ std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>
 // as pruning everything, so the CSIDriver goes last.
 void sortForDeletion(std::vector<Json>& objects);
 
-// A yes/no annotation as the operator reads it: absent or "false" is No,
-// "true" is Yes; anything else is Invalid (reported; each user of it says
-// which way it then errs, always the one that loses nothing).
-enum class Flag { No, Yes, Invalid };
-Flag flagAnnotation(const Json& object, const char* annotation);
-// The line that reports an Invalid flag: `annotation` "value" on `what`.
-std::string invalidFlagMessage(const Json& object, const char* annotation, const std::string& what);
+using api::Flag;
+using api::flagAnnotation;
+using api::invalidFlagMessage;
 
 // Whether the operator manages a child: csiop.dev/unmanaged absent or "false".
 // An unknown value counts as unmanaged (nothing is overwritten) and is reported.
 inline bool managed(const Json& child) {
-  return flagAnnotation(child, render::kUnmanagedAnnotation) == Flag::No;
+  return flagAnnotation(child, api::kUnmanagedAnnotation) == Flag::No;
 }
 api::UnmanagedObject unmanagedEntry(const Json& child);
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <csiop/api/annotations.hpp>
 #include <csiop/api/types.hpp>
 
 namespace csiop::render {
@@ -25,21 +26,8 @@ struct ClusterFacts {
 // (api::validate); render does not re-check it.
 std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts& facts = {});
 
-// Labels that every rendered object carries, and the selector that finds all
-// objects owned by one DriverDeployment (for pruning).
-inline constexpr const char* kOwnerLabel = "csiop.dev/driverdeployment";
-inline constexpr const char* kOwnerUidAnnotation = "csiop.dev/owner-uid";
-inline constexpr const char* kManagedBy = "csi-operator";
-// On a DriverDeployment: "true" lets it take over a CSIDriver of its driver
-// name that csi-operator does not manage (installed by hand or another tool).
-inline constexpr const char* kAdoptAnnotation = "csiop.dev/adopt-csidriver";
-// On a DriverDeployment: "true" deletes it (and its driver) even while volumes
-// of the driver are in use.
-inline constexpr const char* kForceDeleteAnnotation = "csiop.dev/force-delete";
-// On a child: "true" makes the operator leave that object alone (no apply, no
-// prune; orphaned when the DriverDeployment goes) until it is removed.
-inline constexpr const char* kUnmanagedAnnotation = "csiop.dev/unmanaged";
-
+// The labels and annotations the rendered objects carry (kOwnerLabel and the rest) are the
+// API's: csiop/api/annotations.hpp.
 std::string ownerSelector(const std::string& driverDeploymentName);
 
 } // namespace csiop::render

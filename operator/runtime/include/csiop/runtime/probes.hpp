@@ -10,10 +10,14 @@
 #include <utility>
 #include <vector>
 
-#include <csiop/runtime/http_server.hpp>
+#include <csiop/http/server.hpp>
 #include <csiop/runtime/operator_metrics.hpp>
 
 namespace csiop::runtime {
+
+using http::HttpHandler;
+using http::HttpRequest;
+using http::HttpResponse;
 
 struct CheckResult {
   bool ok = true;

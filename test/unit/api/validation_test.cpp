@@ -480,9 +480,11 @@ TEST(Validation, DriverNameIsImmutable) {
   DriverDeployment updated = old;
   EXPECT_TRUE(validateUpdate(old, updated).ok());
   updated.spec.driverName = "other.csi.example.com";
-  EXPECT_EQ(messages(validateUpdate(old, updated)),
-            (std::vector<std::string>{
-                R"(spec.driverName: Invalid value: "other.csi.example.com": field is immutable)"}));
+  EXPECT_EQ(
+      messages(validateUpdate(old, updated)),
+      (std::vector<std::string>{
+          R"(spec.driverName: Invalid value: "other.csi.example.com": field is immutable )"
+          R"((it was "demo.csi.example.com"; create a new DriverDeployment for another driver))"}));
 }
 
 TEST(Validation, ReportsEveryErrorAtOnce) {

@@ -42,7 +42,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/context.hpp>
 
-namespace csiop::runtime {
+namespace csiop::http {
 
 struct HttpRequest {
   std::string method{}; // "GET" or "HEAD" (others never reach a handler)
@@ -122,4 +122,4 @@ private:
   std::shared_ptr<Impl> impl_;
 };
 
-} // namespace csiop::runtime
+} // namespace csiop::http

@@ -1,4 +1,4 @@
-// `csi-operator probe`, run in-process against a real runtime::HttpServer (plain and TLS, with
+// `csi-operator probe`, run in-process against a real http::HttpServer (plain and TLS, with
 // certificates from a test CA) on 127.0.0.1. The server runs on its own thread: the probe
 // blocks on an io_context of its own, as it does in the binary.
 #include <chrono>
@@ -20,10 +20,10 @@
 #include <boost/asio/ssl/context.hpp>
 #include <openssl/ssl.h>
 
-#include <csiop/runtime/http_server.hpp>
+#include <csiop/http/server.hpp>
 
+#include "../kube/test_pki.hpp"
 #include "cli_run.hpp"
-#include "kube/test_pki.hpp"
 
 namespace csiop {
 namespace {
@@ -84,7 +84,7 @@ protected:
   // Serves /readyz (200 "ok"), /unready (503), /echo (200, the request target) and /long
   // (200, a long multi-line body); over TLS with `tls` when given.
   void startServer(const std::optional<KeyPair>& tls) {
-    runtime::HttpServerOptions options;
+    http::HttpServerOptions options;
     if (tls) {
       auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
       context->use_certificate_chain(asio::buffer(tls->certPem));
@@ -95,23 +95,23 @@ protected:
       SSL_CTX_ctrl(native, SSL_CTRL_SET_TLSEXT_SERVERNAME_ARG, 0, &sni);
       options.tls = [context] { return context; };
     }
-    server = std::make_unique<runtime::HttpServer>(io.get_executor(), "127.0.0.1:0", options);
-    server->handle("/readyz", [](const runtime::HttpRequest&) {
-      return runtime::HttpResponse{200, "text/plain", "ok\n"};
+    server = std::make_unique<http::HttpServer>(io.get_executor(), "127.0.0.1:0", options);
+    server->handle("/readyz", [](const http::HttpRequest&) {
+      return http::HttpResponse{200, "text/plain", "ok\n"};
     });
-    server->handle("/unready", [](const runtime::HttpRequest&) {
-      return runtime::HttpResponse{503, "text/plain",
-                                   "[-]informers failed: caches not synced\nreadyz check failed\n"};
+    server->handle("/unready", [](const http::HttpRequest&) {
+      return http::HttpResponse{503, "text/plain",
+                                "[-]informers failed: caches not synced\nreadyz check failed\n"};
     });
-    server->handle("/echo", [](const runtime::HttpRequest& r) {
-      return runtime::HttpResponse{200, "text/plain", r.method + " " + r.target};
+    server->handle("/echo", [](const http::HttpRequest& r) {
+      return http::HttpResponse{200, "text/plain", r.method + " " + r.target};
     });
-    server->handle("/long", [](const runtime::HttpRequest&) {
+    server->handle("/long", [](const http::HttpRequest&) {
       std::string body;
       for (int i = 0; i < 100; ++i) {
         body += "line " + std::to_string(i) + "\n";
       }
-      return runtime::HttpResponse{200, "text/plain", body};
+      return http::HttpResponse{200, "text/plain", body};
     });
     server->start();
     ASSERT_NE(server->port(), 0);
@@ -132,7 +132,7 @@ protected:
   TestPki pki;
   SniLog sni;
   asio::io_context io;
-  std::unique_ptr<runtime::HttpServer> server;
+  std::unique_ptr<http::HttpServer> server;
   std::thread thread;
 };
 

@@ -1,4 +1,4 @@
-#include <csiop/runtime/http_server.hpp>
+#include <csiop/http/server.hpp>
 
 #include <charconv>
 #include <exception>
@@ -25,7 +25,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
-namespace csiop::runtime {
+namespace csiop::http {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -468,4 +468,4 @@ std::size_t HttpServer::connections() const {
   return impl_->open;
 }
 
-} // namespace csiop::runtime
+} // namespace csiop::http

@@ -6,7 +6,7 @@
 #include <csiop/api/images.hpp>
 #include <csiop/api/yaml.hpp>
 
-#include "render_test_util.hpp"
+#include "../common/render_test_util.hpp"
 
 namespace csiop {
 namespace {
@@ -56,7 +56,7 @@ TEST(Render, EveryObjectCarriesTheRecommendedLabels) {
     EXPECT_TRUE(l.contains("app.kubernetes.io/component"));
     EXPECT_EQ(l["app.kubernetes.io/part-of"], "csi-operator");
     EXPECT_EQ(l["app.kubernetes.io/managed-by"], "csi-operator");
-    EXPECT_EQ(l[render::kOwnerLabel], "demo");
+    EXPECT_EQ(l[api::kOwnerLabel], "demo");
   }
 }
 
@@ -80,7 +80,7 @@ TEST(Render, OwnerReferencesOnlyWithAKnownUid) {
   }
   const auto objs = render::render(d);
   EXPECT_EQ((*find(objs, "CSIDriver",
-                   "demo.csi.example.com"))["metadata"]["annotations"][render::kOwnerUidAnnotation],
+                   "demo.csi.example.com"))["metadata"]["annotations"][api::kOwnerUidAnnotation],
             "u-1");
 }
 

@@ -18,18 +18,20 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
-#include <csiop/runtime/http_server.hpp>
+#include <csiop/http/server.hpp>
 
 #include "../common/tls_client.hpp"
 #include "../kube/test_pki.hpp"
-#include "test_util.hpp"
+#include "../runtime/test_util.hpp"
 
-namespace csiop::runtime {
+namespace csiop::http {
 namespace {
+
+namespace test = runtime::test;
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
+namespace bhttp = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using kube::testing::KeyPair;
@@ -51,8 +53,8 @@ asio::awaitable<void> connect(Client& client, std::uint16_t port) {
   co_await client.connect(port);
 }
 
-asio::awaitable<http::response<http::string_body>> post(Client& client, std::string body) {
-  co_return co_await client.request(http::verb::post, "/echo", std::move(body));
+asio::awaitable<bhttp::response<bhttp::string_body>> post(Client& client, std::string body) {
+  co_return co_await client.request(bhttp::verb::post, "/echo", std::move(body));
 }
 
 class HttpsServerTest : public ::testing::Test {
@@ -97,12 +99,12 @@ TEST_F(HttpsServerTest, PostRouteGetsBodyAndContentTypeOverTls) {
 TEST_F(HttpsServerTest, MethodsAreCheckedPerRoute) {
   Client client(io, pki.caPem());
   run(connect(client, server->port()));
-  const auto wrong = run(client.request(http::verb::get, "/echo"));
+  const auto wrong = run(client.request(bhttp::verb::get, "/echo"));
   EXPECT_EQ(wrong.result_int(), 405u);
-  EXPECT_EQ(wrong[http::field::allow], "POST");
-  const auto postToGet = run(client.request(http::verb::post, "/healthz", "x"));
+  EXPECT_EQ(wrong[bhttp::field::allow], "POST");
+  const auto postToGet = run(client.request(bhttp::verb::post, "/healthz", "x"));
   EXPECT_EQ(postToGet.result_int(), 405u);
-  EXPECT_EQ(postToGet[http::field::allow], "GET, HEAD");
+  EXPECT_EQ(postToGet[bhttp::field::allow], "GET, HEAD");
 }
 
 TEST_F(HttpsServerTest, ANewContextServesNewConnectionsWhileOpenOnesKeepTheirs) {
@@ -130,9 +132,9 @@ TEST_F(HttpsServerTest, PlainHttpOnTheTlsPortIsClosedAndTheServerKeepsServing) {
     const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
     co_await asio::async_write(plain, asio::buffer(request), asio::use_awaitable);
     beast::flat_buffer buffer;
-    http::response<http::string_body> response;
+    bhttp::response<bhttp::string_body> response;
     auto [ec, n] =
-        co_await http::async_read(plain, buffer, response, asio::as_tuple(asio::use_awaitable));
+        co_await bhttp::async_read(plain, buffer, response, asio::as_tuple(asio::use_awaitable));
     co_return ec.failed();
   }());
   EXPECT_TRUE(closed);
@@ -144,4 +146,4 @@ TEST_F(HttpsServerTest, PlainHttpOnTheTlsPortIsClosedAndTheServerKeepsServing) {
 }
 
 } // namespace
-} // namespace csiop::runtime
+} // namespace csiop::http

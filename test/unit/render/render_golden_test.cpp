@@ -9,7 +9,7 @@
 
 #include <csiop/api/yaml.hpp>
 
-#include "render_test_util.hpp"
+#include "../common/render_test_util.hpp"
 
 namespace csiop {
 namespace {

@@ -108,7 +108,7 @@ void presentPaths(const Json& doc, const Json& tree, const std::string& at,
 }
 
 TEST(Codec, AllFieldsFileSetsEveryFieldAndRoundTrips) {
-  std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/test/unit/testdata/all-fields.yaml");
+  std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/test/unit/api/testdata/all-fields.yaml");
   const Json doc = parseYaml(std::string(std::istreambuf_iterator<char>(in), {})).at(0);
   // Struct types that appear at several places count once: every sidecar is a
   // Sidecar, every driver override a DriverContainer, and so on.

@@ -3,7 +3,7 @@
 
 #include <csiop/api/defaults.hpp>
 
-#include "render_test_util.hpp"
+#include "../common/render_test_util.hpp"
 
 namespace csiop::api {
 namespace {

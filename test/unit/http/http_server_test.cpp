@@ -19,18 +19,24 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
-#include <csiop/runtime/http_server.hpp>
+#include <csiop/http/server.hpp>
 #include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/probes.hpp>
 
-#include "test_util.hpp"
+#include "../runtime/test_util.hpp"
 
-namespace csiop::runtime {
+namespace csiop::http {
 namespace {
+
+using runtime::CheckResult;
+using runtime::HealthChecks;
+using runtime::metricsHandler;
+using runtime::OperatorMetrics;
+namespace test = runtime::test;
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
+namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
@@ -52,31 +58,31 @@ asio::awaitable<tcp::socket> connectTo(std::uint16_t port) {
 
 asio::awaitable<Reply> readReply(beast::tcp_stream& stream, beast::flat_buffer& buffer,
                                  bool head = false) {
-  http::response_parser<http::string_body> parser;
+  bhttp::response_parser<bhttp::string_body> parser;
   parser.body_limit(16 * 1024 * 1024);
   parser.skip(head);
-  co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
+  co_await bhttp::async_read(stream, buffer, parser, asio::use_awaitable);
   const auto& response = parser.get();
   Reply reply;
   reply.status = response.result_int();
   reply.body = response.body();
-  reply.contentType = std::string(response[http::field::content_type]);
-  reply.contentLength = std::string(response[http::field::content_length]);
-  reply.allow = std::string(response[http::field::allow]);
+  reply.contentType = std::string(response[bhttp::field::content_type]);
+  reply.contentLength = std::string(response[bhttp::field::content_length]);
+  reply.allow = std::string(response[bhttp::field::allow]);
   reply.keepAlive = response.keep_alive();
   co_return reply;
 }
 
 asio::awaitable<Reply> exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                http::verb verb, std::string target, bool keepAlive = true) {
-  http::request<http::string_body> request{verb, target, 11};
-  request.set(http::field::host, "127.0.0.1");
+                                bhttp::verb verb, std::string target, bool keepAlive = true) {
+  bhttp::request<bhttp::string_body> request{verb, target, 11};
+  request.set(bhttp::field::host, "127.0.0.1");
   request.keep_alive(keepAlive);
-  co_await http::async_write(stream, request, asio::use_awaitable);
-  co_return co_await readReply(stream, buffer, verb == http::verb::head);
+  co_await bhttp::async_write(stream, request, asio::use_awaitable);
+  co_return co_await readReply(stream, buffer, verb == bhttp::verb::head);
 }
 
-asio::awaitable<Reply> fetch(std::uint16_t port, http::verb verb, std::string target) {
+asio::awaitable<Reply> fetch(std::uint16_t port, bhttp::verb verb, std::string target) {
   beast::tcp_stream stream(co_await connectTo(port));
   beast::flat_buffer buffer;
   co_return co_await exchange(stream, buffer, verb, std::move(target), false);
@@ -146,7 +152,7 @@ protected:
   template <class T> T run(asio::awaitable<T> work) {
     return test::runCoroutine(io, std::move(work));
   }
-  Reply get(std::string target) { return run(fetch(server->port(), http::verb::get, target)); }
+  Reply get(std::string target) { return run(fetch(server->port(), bhttp::verb::get, target)); }
   std::shared_ptr<tcp::socket> rawConnection() {
     return std::make_shared<tcp::socket>(run(connectTo(server->port())));
   }
@@ -226,18 +232,18 @@ TEST_F(HttpServerTest, UnknownPathIs404OtherMethodsAre405) {
   EXPECT_EQ(get("/nope").status, 404u);
   EXPECT_EQ(get("/healthz/extra").status, 404u);
   EXPECT_EQ(get("/healthz?x=1").status, 200u) << "the query is not part of the path";
-  for (const auto verb : {http::verb::post, http::verb::put, http::verb::delete_}) {
+  for (const auto verb : {bhttp::verb::post, bhttp::verb::put, bhttp::verb::delete_}) {
     const auto reply = run(fetch(server->port(), verb, "/metrics"));
     EXPECT_EQ(reply.status, 405u);
     EXPECT_EQ(reply.allow, "GET, HEAD");
   }
-  EXPECT_EQ(run(fetch(server->port(), http::verb::post, "/nope")).status, 404u);
+  EXPECT_EQ(run(fetch(server->port(), bhttp::verb::post, "/nope")).status, 404u);
 }
 
 TEST_F(HttpServerTest, HeadGivesTheHeadersWithoutTheBody) {
   startServer();
   const auto full = get("/metrics");
-  const auto head = run(fetch(server->port(), http::verb::head, "/metrics"));
+  const auto head = run(fetch(server->port(), bhttp::verb::head, "/metrics"));
   EXPECT_EQ(head.status, 200u);
   EXPECT_EQ(head.body, "");
   EXPECT_EQ(head.contentLength, std::to_string(full.body.size()));
@@ -251,7 +257,7 @@ TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
     beast::flat_buffer buffer;
     std::vector<Reply> all;
     for (const char* target : {"/healthz", "/metrics", "/readyz", "/healthz"}) {
-      all.push_back(co_await exchange(stream, buffer, http::verb::get, target));
+      all.push_back(co_await exchange(stream, buffer, bhttp::verb::get, target));
       EXPECT_EQ(server->connections(), 1u);
     }
     co_return all;
@@ -277,7 +283,7 @@ TEST_F(HttpServerTest, ServesManyConcurrentConnections) {
           beast::tcp_stream stream(co_await connectTo(server->port()));
           beast::flat_buffer buffer;
           for (int request = 0; request < 3; ++request) {
-            const auto reply = co_await exchange(stream, buffer, http::verb::get, "/healthz");
+            const auto reply = co_await exchange(stream, buffer, bhttp::verb::get, "/healthz");
             ok += reply.status == 200 ? 1 : 0;
           }
         },
@@ -338,7 +344,7 @@ TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   startServer({.idleTimeout = 200ms});
   auto stream = std::make_shared<beast::tcp_stream>(run(connectTo(server->port())));
   beast::flat_buffer buffer;
-  EXPECT_EQ(run(exchange(*stream, buffer, http::verb::get, "/healthz")).status, 200u);
+  EXPECT_EQ(run(exchange(*stream, buffer, bhttp::verb::get, "/healthz")).status, 200u);
   bool closed = false;
   asio::co_spawn(
       io,
@@ -357,7 +363,7 @@ TEST_F(HttpServerTest, StopClosesTheListenerAndIdleConnectionsButFinishesTheRequ
   // An idle keep-alive connection.
   auto idle = std::make_shared<beast::tcp_stream>(run(connectTo(server->port())));
   beast::flat_buffer idleBuffer;
-  EXPECT_EQ(run(exchange(*idle, idleBuffer, http::verb::get, "/healthz")).status, 200u);
+  EXPECT_EQ(run(exchange(*idle, idleBuffer, bhttp::verb::get, "/healthz")).status, 200u);
   bool idleClosed = false;
   asio::co_spawn(
       io,
@@ -377,7 +383,7 @@ TEST_F(HttpServerTest, StopClosesTheListenerAndIdleConnectionsButFinishesTheRequ
   const auto reply = run([&]() -> asio::awaitable<Reply> {
     beast::tcp_stream stream(co_await connectTo(port));
     beast::flat_buffer buffer;
-    co_return co_await exchange(stream, buffer, http::verb::get, "/stop", true);
+    co_return co_await exchange(stream, buffer, bhttp::verb::get, "/stop", true);
   }());
   EXPECT_EQ(reply.status, 200u);
   EXPECT_EQ(reply.body, "stopping");
@@ -408,10 +414,10 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheCapAreClosed) {
   beast::flat_buffer buffer;
   for (int i = 0; i < 2; ++i) {
     streams.push_back(std::make_shared<beast::tcp_stream>(run(connectTo(server->port()))));
-    EXPECT_EQ(run(exchange(*streams.back(), buffer, http::verb::get, "/healthz")).status, 200u);
+    EXPECT_EQ(run(exchange(*streams.back(), buffer, bhttp::verb::get, "/healthz")).status, 200u);
   }
   EXPECT_EQ(server->connections(), 2u);
-  EXPECT_THROW(run(fetch(server->port(), http::verb::get, "/healthz")),
+  EXPECT_THROW(run(fetch(server->port(), bhttp::verb::get, "/healthz")),
                boost::system::system_error);
   streams[0]->close();
   ASSERT_TRUE(test::runUntil(io, [&] { return server->connections() == 1; }));
@@ -457,4 +463,4 @@ TEST_F(HttpServerTest, RequestsReadAfterTheServerIsDestroyedNeverReachAHandler) 
 }
 
 } // namespace
-} // namespace csiop::runtime
+} // namespace csiop::http

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "render_test_util.hpp"
+#include "../common/render_test_util.hpp"
 
 namespace csiop {
 namespace {

@@ -19,9 +19,9 @@
 #include <csiop/controller/reconciler.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/crds.hpp>
+#include <csiop/http/server.hpp>
 #include <csiop/runtime/controller.hpp>
 #include <csiop/runtime/events.hpp>
-#include <csiop/runtime/http_server.hpp>
 #include <csiop/runtime/leader.hpp>
 #include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/probes.hpp>
@@ -151,20 +151,20 @@ int runManager(const ManagerOptions& options) {
     return ctl && ctl->caches.synced() ? runtime::CheckResult::passed()
                                        : runtime::CheckResult::failed("caches not synced yet");
   });
-  std::vector<std::unique_ptr<runtime::HttpServer>> servers;
+  std::vector<std::unique_ptr<http::HttpServer>> servers;
   try {
-    if (runtime::parseBindAddress(options.healthProbeBindAddress)) {
+    if (http::parseBindAddress(options.healthProbeBindAddress)) {
       auto s =
-          std::make_unique<runtime::HttpServer>(io.get_executor(), options.healthProbeBindAddress);
+          std::make_unique<http::HttpServer>(io.get_executor(), options.healthProbeBindAddress);
       s->handle("/healthz", healthz.handler());
       s->handle("/readyz", readyz.handler());
       servers.push_back(std::move(s));
     }
-    if (runtime::parseBindAddress(options.metricsBindAddress)) {
-      auto s = std::make_unique<runtime::HttpServer>(io.get_executor(), options.metricsBindAddress);
+    if (http::parseBindAddress(options.metricsBindAddress)) {
+      auto s = std::make_unique<http::HttpServer>(io.get_executor(), options.metricsBindAddress);
       // The queue depth as of the scrape, not only as of the last reconcile's end.
       s->handle("/metrics", [&queue, &metrics, serve = runtime::metricsHandler(metrics)](
-                                const runtime::HttpRequest& request) {
+                                const http::HttpRequest& request) {
         metrics.setWorkqueueDepth(queue.len());
         return serve(request);
       });
