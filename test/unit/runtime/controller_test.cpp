@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -42,6 +43,7 @@ protected:
   // 50 ms. Counts reconciles by key and the most running at once per key.
   asio::awaitable<ReconcileResult> reconcile(std::string key) {
     const int n = ++calls_[key];
+    backoffSeen_[key].push_back(queue_.numRequeues(key));
     ++running_[key];
     maxRunning_[key] = std::max(maxRunning_[key], running_[key]);
     if (key == "slow") {
@@ -68,6 +70,7 @@ protected:
   OperatorMetrics metrics_;
   Controller controller_;
   std::map<std::string, int> calls_, running_, maxRunning_;
+  std::map<std::string, std::vector<int>> backoffSeen_; // the key's failures at each reconcile
 };
 
 TEST_F(ControllerTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
@@ -83,6 +86,10 @@ TEST_F(ControllerTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
   })) << "requeue "
       << calls_["requeue"] << ", error " << calls_["error"] << ", throw " << calls_["throw"];
   EXPECT_EQ(hooks, 9);
+  // A requeue is no failure: no backoff builds up; errors (and the exception) back off.
+  EXPECT_EQ(backoffSeen_["requeue"], (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(backoffSeen_["error"], (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(backoffSeen_["throw"], (std::vector<int>{0, 1}));
   // Converged keys have their backoff reset; nothing is queued any more.
   for (const char* key : {"done", "requeue", "error", "throw"}) {
     EXPECT_EQ(queue_.numRequeues(key), 0) << key;
