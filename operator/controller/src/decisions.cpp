@@ -172,4 +172,9 @@ void sortForDeletion(std::vector<Json>& objects) {
   });
 }
 
+bool hasFinalizer(const Json& object, const char* finalizer) {
+  const Json f = object.value("metadata", Json::object()).value("finalizers", Json::array());
+  return f.is_array() && std::find(f.begin(), f.end(), Json(finalizer)) != f.end();
+}
+
 } // namespace csiop::controller

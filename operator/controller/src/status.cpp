@@ -1,6 +1,7 @@
 #include <csiop/controller/status.hpp>
 
 #include <algorithm>
+#include <functional>
 
 #include <csiop/controller/pod_problems.hpp>
 
@@ -196,6 +197,51 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
   setLifecycleConditions(o, conditions, now);
   s.conditions = std::move(conditions);
   return s;
+}
+
+namespace {
+
+// The previous status, observed at this generation, with `set` applied to its conditions and
+// then the lifecycle conditions.
+api::DriverDeploymentStatus
+carriedOver(const Observed& o, const std::optional<api::DriverDeploymentStatus>& previous,
+            const std::string& now,
+            const std::function<void(std::vector<api::Condition>&)>& set = {}) {
+  api::DriverDeploymentStatus s = previous.value_or(api::DriverDeploymentStatus{});
+  s.observedGeneration = o.generation;
+  std::vector<api::Condition> conditions = s.conditions.value_or(std::vector<api::Condition>{});
+  if (set) {
+    set(conditions);
+  }
+  setLifecycleConditions(o, conditions, now);
+  s.conditions = std::move(conditions);
+  return s;
+}
+
+} // namespace
+
+api::DriverDeploymentStatus pausedStatus(const Observed& o,
+                                         const std::optional<api::DriverDeploymentStatus>& previous,
+                                         const std::string& now) {
+  return carriedOver(o, previous, now);
+}
+
+api::DriverDeploymentStatus
+invalidSpecStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus>& previous,
+                  const std::vector<std::string>& errors, const std::string& now) {
+  return carriedOver(o, previous, now, [&](std::vector<api::Condition>& conditions) {
+    for (const auto& [type, status] :
+         {std::pair{condition::kReady, false}, std::pair{condition::kDegraded, true}}) {
+      api::Condition c = make(type, status, "InvalidSpec", joined(errors), o.generation);
+      c.lastTransitionTime = now;
+      setCondition(conditions, std::move(c));
+    }
+  });
+}
+
+bool conditionTrue(const std::optional<api::DriverDeploymentStatus>& status, const char* type) {
+  const auto* c = status && status->conditions ? findCondition(*status->conditions, type) : nullptr;
+  return c != nullptr && c->status == "True";
 }
 
 void setLifecycleConditions(const Observed& o, std::vector<api::Condition>& conditions,

@@ -1,5 +1,7 @@
 #include <csiop/kube/client.hpp>
 
+#include <csiop/kube/attempt.hpp>
+
 #include <stdexcept>
 
 #include "request_target.hpp"
@@ -164,6 +166,18 @@ awaitable<Json> Client::get(ResourceRef ref, std::string ns, std::string name, G
   co_return co_await call("get", ref.resource, std::move(request));
 }
 
+awaitable<std::optional<Json>> Client::getOpt(ResourceRef ref, std::string ns, std::string name,
+                                              GetOptions options) {
+  auto found = co_await attempt(get(ref, std::move(ns), std::move(name), options));
+  if (found.notFound()) {
+    co_return std::nullopt;
+  }
+  if (!found) {
+    found.rethrow();
+  }
+  co_return std::move(*found);
+}
+
 awaitable<ListResult> Client::list(ResourceRef ref, std::string ns, ListOptions options) {
   Query query;
   query.addIfNotEmpty("labelSelector", options.labelSelector)
@@ -325,6 +339,18 @@ awaitable<Json> Client::remove(ResourceRef ref, std::string ns, std::string name
   request.contentType = "application/json";
   request.body = body.dump();
   co_return co_await call("delete", ref.resource, std::move(request));
+}
+
+awaitable<bool> Client::removeIfExists(ResourceRef ref, std::string ns, std::string name,
+                                       DeleteOptions options) {
+  const auto removed = co_await attempt(remove(ref, std::move(ns), std::move(name), options));
+  if (removed.notFound()) {
+    co_return false;
+  }
+  if (!removed) {
+    removed.rethrow();
+  }
+  co_return true;
 }
 
 awaitable<Watch> Client::watch(ResourceRef ref, std::string ns, WatchOptions options) {

@@ -6,8 +6,14 @@
 // A watch answers with the events since its resourceVersion and ends (after a short wait when
 // there are none), and the informer resumes it: events are delivered within ~20 ms, in order.
 // hold() keeps the events of one resource back, as a watch that lags behind its writes.
-// What it does not model: field ownership, merge and JSON patches (answered 415), generateName
-// but for Events (which are not stored).
+// Field ownership is modelled as far as the operator reads it: a create records its field
+// manager (operation Update), a server-side apply its own (operation Apply), in
+// metadata.managedFields, without the fields themselves. JSON patches (RFC 6902, "test"
+// included: a failed test is 422) and merge patches are applied to the stored object; one that
+// leaves a deleted object without finalizers removes it, as the API server does. Not modelled:
+// strategic merge patches (415), generateName but for Events (which are not stored), the
+// deletion of an object with finalizers (erase() deletes at once; put() sets a
+// deletionTimestamp as the API server would).
 #pragma once
 
 #include <chrono>
@@ -250,6 +256,26 @@ private:
     return s.object;
   }
 
+  // Records the request's field manager in metadata.managedFields (one entry per manager and
+  // operation, as the API server keeps them).
+  static void setManager(Json& object, const std::map<std::string, std::string>& query,
+                         const std::string& operation) {
+    const auto manager = query.find("fieldManager");
+    if (manager == query.end()) {
+      return;
+    }
+    Json& entries = object["metadata"]["managedFields"];
+    for (const Json& e : entries) {
+      if (e.value("manager", "") == manager->second && e.value("operation", "") == operation) {
+        return;
+      }
+    }
+    entries.push_back({{"manager", manager->second},
+                       {"operation", operation},
+                       {"apiVersion", object.value("apiVersion", "")},
+                       {"fieldsType", "FieldsV1"}});
+  }
+
   static Json withoutMetaAndStatus(Json o) {
     o.erase("metadata");
     o.erase("status");
@@ -295,14 +321,37 @@ private:
       }
       body["metadata"]["uid"] = "uid-" + std::to_string(++uids_);
       body["metadata"]["generation"] = 1;
+      body["metadata"]["managedFields"] = Json::array();
+      setManager(body, t->query, "Update");
       body["apiVersion"] = ref.apiVersion();
       body["kind"] = ref.kind;
       return Reply{.status = 201, .body = store(ref, created, std::move(body), "ADDED").dump()};
     }
     if (r.method == "PATCH") {
-      if (r.headers.count("content-type") == 0 ||
-          r.headers.at("content-type") != "application/apply-patch+yaml") {
-        return status(415, "UnsupportedMediaType", "the fake API serves server-side apply only");
+      const std::string type = r.headers.count("content-type") ? r.headers.at("content-type") : "";
+      if (type == "application/json-patch+json" || type == "application/merge-patch+json") {
+        if (it == objects_.end()) {
+          return status(404, "NotFound", key + " not found");
+        }
+        Json patched = it->second.object;
+        if (type == "application/merge-patch+json") {
+          patched.merge_patch(body);
+        } else {
+          try {
+            patched = patched.patch(body);
+          } catch (const nlohmann::json::exception& e) {
+            return status(422, "Invalid", std::string("the patch does not apply: ") + e.what());
+          }
+        }
+        Json& meta = patched["metadata"];
+        if (meta.contains("deletionTimestamp") && meta.value("finalizers", Json::array()).empty()) {
+          erase(ref, t->ns, t->name);
+          return Reply{.body = patched.dump()};
+        }
+        return Reply{.body = store(ref, key, std::move(patched), "MODIFIED").dump()};
+      }
+      if (type != "application/apply-patch+yaml") {
+        return status(415, "UnsupportedMediaType", "the fake API serves no " + type);
       }
       if (!t->ns.empty()) {
         body["metadata"]["namespace"] = t->ns;
@@ -312,10 +361,14 @@ private:
       if (it == objects_.end()) {
         body["metadata"]["uid"] = "uid-" + std::to_string(++uids_);
         body["metadata"]["generation"] = 1;
+        body["metadata"]["managedFields"] = Json::array();
+        setManager(body, t->query, "Apply");
         return Reply{.status = 201, .body = store(ref, key, std::move(body), "ADDED").dump()};
       }
       const Json& was = it->second.object;
       body["metadata"]["uid"] = was["metadata"]["uid"];
+      body["metadata"]["managedFields"] = was["metadata"].value("managedFields", Json::array());
+      setManager(body, t->query, "Apply");
       const std::int64_t generation = was["metadata"].value("generation", std::int64_t{1});
       body["metadata"]["generation"] =
           withoutMetaAndStatus(was) == withoutMetaAndStatus(body) ? generation : generation + 1;

@@ -23,7 +23,7 @@ using kube::testing::TestServer;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using api::Json;
+using kube::Json;
 
 const std::string kLease = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock";
 const std::string kLeases = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";

@@ -5,6 +5,8 @@
 // between two reconciles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include <boost/asio/co_spawn.hpp>
@@ -142,6 +144,51 @@ protected:
     return "<no Ready condition>";
   }
 
+  // A condition of the DriverDeployment on the API server: "status reason: message".
+  std::string condition(const std::string& type) const {
+    const Json* dd = api_.find(r::driverdeployments, "", "demo");
+    if (dd == nullptr) {
+      return "<no DriverDeployment>";
+    }
+    for (const Json& c : dd->value("status", Json::object()).value("conditions", Json::array())) {
+      if (c.value("type", "") == type) {
+        return c.value("status", "") + " " + c.value("reason", "") + ": " + c.value("message", "");
+      }
+    }
+    return "<no " + type + " condition>";
+  }
+
+  // The reasons of the Events the operator recorded, in order.
+  std::vector<std::string> eventReasons() const {
+    std::vector<std::string> out;
+    for (const auto& request : api_.requests()) {
+      if (request.method == "POST" && request.target.find("/events") != std::string::npos) {
+        out.push_back(Json::parse(request.body).value("reason", ""));
+      }
+    }
+    return out;
+  }
+  bool recorded(const std::string& reason) const {
+    const auto reasons = eventReasons();
+    return std::find(reasons.begin(), reasons.end(), reason) != reasons.end();
+  }
+
+  // Changes the stored DriverDeployment as kubectl would (a new generation).
+  void editSpec(const std::function<void(Json& spec)>& edit) {
+    Json dd = *api_.find(r::driverdeployments, "", "demo");
+    edit(dd["spec"]);
+    dd["metadata"]["generation"] = dd["metadata"].value("generation", 1) + 1;
+    api_.put(r::driverdeployments, std::move(dd));
+  }
+
+  // A new DriverDeployment, reconciled until nothing is queued.
+  void create(Json dd) {
+    api_.put(r::driverdeployments, std::move(dd));
+    start();
+    queued_.insert("demo");
+    drain();
+  }
+
   // The node DaemonSet's status as its controller writes it, on a copy of the stored object.
   void setNodeDaemonSet(std::int64_t generation, std::int64_t observed, int ready, int updated) {
     const Json* stored = api_.findNamed(r::daemonsets, "demo-node");
@@ -243,6 +290,148 @@ TEST_F(ReconcilerTest, ANodePluginAppliedInTheReconcileIsNotReadyBeforeTheCacheS
   setNodeDaemonSet(2, 2, 1, 1);
   drain();
   EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+}
+
+// The named steps, one behaviour each: what a pass does for a driver name someone else holds,
+// an immutable CSIDriver field, a child the spec dropped, a deletion that volumes block, a
+// pause, an invalid spec, a child marked unmanaged, and a status write that meets a change.
+
+// A CSIDriver of that name that someone else made: nothing is applied, the conflict is said.
+TEST_F(ReconcilerTest, ADriverNameHeldBySomeoneElseIsAConflictAndNothingIsApplied) {
+  api_.put(r::csidrivers,
+           {{"metadata", {{"name", kDriver}}}, {"spec", {{"attachRequired", true}}}});
+  create(driverDeployment());
+  EXPECT_EQ(condition("DriverNameConflict").rfind("True ", 0), 0u)
+      << condition("DriverNameConflict");
+  EXPECT_EQ(ready().rfind("False ", 0), 0u) << ready();
+  EXPECT_EQ(api_.count("POST", "/daemonsets"), 0);
+  EXPECT_EQ(api_.count("PATCH", "/csidrivers/"), 0) << "someone else's CSIDriver is not touched";
+  EXPECT_TRUE(recorded("DriverNameConflict"));
+}
+
+// attachRequired cannot change on a CSIDriver: the operator deletes its CSIDriver and makes a new
+// one, and says so.
+TEST_F(ReconcilerTest, AChangedImmutableCSIDriverFieldRecreatesTheCSIDriver) {
+  converge();
+  const Json before = *api_.find(r::csidrivers, "", kDriver);
+  const bool attach = before["spec"].value("attachRequired", true);
+  editSpec([&](Json& spec) { spec["csiDriver"] = {{"attachRequired", !attach}}; });
+  drain();
+  const Json* after = api_.find(r::csidrivers, "", kDriver);
+  ASSERT_NE(after, nullptr);
+  EXPECT_NE((*after)["metadata"]["uid"], before["metadata"]["uid"]);
+  EXPECT_EQ((*after)["spec"]["attachRequired"], !attach);
+  EXPECT_EQ(condition("CSIDriverRecreated").rfind("True ", 0), 0u)
+      << condition("CSIDriverRecreated");
+  EXPECT_TRUE(recorded("CSIDriverRecreated"));
+}
+
+// A StorageClass the spec no longer lists is deleted; a copy another client made of it (labels,
+// owner reference and all) is not the operator's and stays.
+TEST_F(ReconcilerTest, AStorageClassDroppedFromTheSpecIsPrunedAndAnotherClientsCopyStays) {
+  Json dd = driverDeployment();
+  dd["spec"]["storageClasses"] = {{{"name", "fast"}}};
+  create(std::move(dd));
+  const Json* fast = api_.find(r::storageclasses, "", "fast");
+  ASSERT_NE(fast, nullptr);
+  Json copy = *fast;
+  copy["metadata"]["name"] = "fast-copy";
+  copy["metadata"].erase("uid");
+  copy["metadata"]["managedFields"] = {{{"manager", "e2e.test"}, {"operation", "Update"}}};
+  api_.put(r::storageclasses, std::move(copy));
+  editSpec([](Json& spec) { spec.erase("storageClasses"); });
+  drain();
+  EXPECT_EQ(api_.find(r::storageclasses, "", "fast"), nullptr);
+  EXPECT_NE(api_.find(r::storageclasses, "", "fast-copy"), nullptr);
+}
+
+// A deletion waits while a volume of the driver exists, the driver managed on; once the volume
+// is gone, the children go, the CSIDriver last, then the finalizer.
+TEST_F(ReconcilerTest, ADeletionWaitsWhileAVolumeOfTheDriverExistsAndCompletesAfter) {
+  converge();
+  api_.put(r::persistentvolumes,
+           {{"metadata", {{"name", "pv-1"}}},
+            {"spec", {{"csi", {{"driver", kDriver}, {"volumeHandle", "v-1"}}}}}});
+  Json dd = *api_.find(r::driverdeployments, "", "demo");
+  dd["metadata"]["deletionTimestamp"] = fixedNow();
+  api_.put(r::driverdeployments, std::move(dd));
+  drain();
+  EXPECT_EQ(condition("DeletionBlocked").rfind("True VolumesInUse", 0), 0u)
+      << condition("DeletionBlocked");
+  EXPECT_TRUE(recorded("DeletionBlocked"));
+  EXPECT_NE(api_.findNamed(r::daemonsets, "demo-node"), nullptr);
+  EXPECT_NE(api_.find(r::csidrivers, "", kDriver), nullptr);
+
+  ASSERT_TRUE(api_.erase(r::persistentvolumes, "", "pv-1"));
+  drain();
+  EXPECT_EQ(api_.findNamed(r::daemonsets, "demo-node"), nullptr);
+  EXPECT_EQ(api_.find(r::csidrivers, "", kDriver), nullptr);
+  EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
+}
+
+// spec.paused: nothing is created; the status says it is paused.
+TEST_F(ReconcilerTest, APausedDriverDeploymentGetsNothingButItsStatus) {
+  Json dd = driverDeployment();
+  dd["spec"]["paused"] = true;
+  create(std::move(dd));
+  EXPECT_EQ(condition("Paused").rfind("True Paused", 0), 0u) << condition("Paused");
+  EXPECT_TRUE(recorded("Paused"));
+  EXPECT_EQ(api_.find(r::csidrivers, "", kDriver), nullptr);
+  EXPECT_EQ(api_.count("POST", "/daemonsets"), 0);
+  editSpec([](Json& spec) { spec["paused"] = false; });
+  drain();
+  EXPECT_EQ(condition("Paused").rfind("False Resumed", 0), 0u) << condition("Paused");
+  EXPECT_TRUE(recorded("Resumed"));
+  EXPECT_NE(api_.findNamed(r::daemonsets, "demo-node"), nullptr);
+}
+
+// A spec the webhook would have refused (here it was never asked): reported, nothing created.
+TEST_F(ReconcilerTest, AnInvalidSpecIsReportedAndNothingIsCreated) {
+  Json dd = driverDeployment();
+  dd["spec"]["driverName"] = "Not_A_Driver_Name";
+  create(std::move(dd));
+  EXPECT_EQ(ready().rfind("False InvalidSpec: ", 0), 0u) << ready();
+  EXPECT_NE(ready().find("driverName"), std::string::npos) << ready();
+  EXPECT_EQ(condition("Degraded").rfind("True InvalidSpec", 0), 0u) << condition("Degraded");
+  EXPECT_EQ(api_.count("POST", "/csidrivers"), 0);
+  EXPECT_EQ(api_.count("POST", "/daemonsets"), 0);
+}
+
+// A child marked csiop.dev/unmanaged keeps what someone wrote into it; the status lists it.
+TEST_F(ReconcilerTest, AChildMarkedUnmanagedIsNotAppliedAndIsListed) {
+  converge();
+  Json ds = *api_.findNamed(r::daemonsets, "demo-node");
+  ds["metadata"]["annotations"]["csiop.dev/unmanaged"] = "true";
+  api_.put(r::daemonsets, std::move(ds));
+  editSpec([](Json& spec) { spec["driver"]["image"] = "example.com/driver:v2"; });
+  drain();
+  const std::string written = api_.findNamed(r::daemonsets, "demo-node")->dump();
+  EXPECT_NE(written.find("example.com/driver:v1"), std::string::npos);
+  EXPECT_EQ(written.find("example.com/driver:v2"), std::string::npos);
+  const Json status = api_.find(r::driverdeployments, "", "demo")->value("status", Json::object());
+  ASSERT_TRUE(status.contains("unmanaged")) << status.dump();
+  EXPECT_EQ(status["unmanaged"].dump().find("demo-node") != std::string::npos, true)
+      << status["unmanaged"].dump();
+}
+
+// The DriverDeployment changed after the cache's read: the status write conflicts, and the pass
+// ends with a short requeue (not an error); the next pass, from the new version, writes it.
+TEST_F(ReconcilerTest, AStatusWriteThatConflictsRequeuesShortly) {
+  api_.put(r::driverdeployments, driverDeployment());
+  api_.put(r::csinodes, csiNode("node-1"));
+  start();
+  api_.hold(r::driverdeployments);
+  Json changed = *api_.find(r::driverdeployments, "", "demo");
+  changed["metadata"]["labels"] = {{"team", "storage"}};
+  api_.put(r::driverdeployments, std::move(changed));
+  const ReconcileResult result = reconcile("demo");
+  EXPECT_EQ(result.outcome, ReconcileResult::Outcome::Requeue);
+  EXPECT_EQ(result.after, requeue::kStatusConflict);
+  EXPECT_EQ(condition("Ready"), "<no Ready condition>");
+  api_.release(r::driverdeployments);
+  queued_.insert("demo");
+  drain();
+  EXPECT_EQ(ready().rfind("False ", 0), 0u) << ready();
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // (method, path, query, content type, body) and how answers become results and errors.
 #include <gtest/gtest.h>
 
+#include <csiop/kube/attempt.hpp>
 #include <csiop/kube/client.hpp>
 
 #include "test_server.hpp"
@@ -308,6 +309,70 @@ TEST_F(ClientTest, RemoveSendsDeleteOptions) {
   EXPECT_EQ(last().body, R"({"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]})");
   EXPECT_EQ(observed_.back().verb, "delete");
   EXPECT_THROW(run(client_->remove(configmaps, "", "a")), std::invalid_argument);
+}
+
+// getOpt and removeIfExists: a missing object is an answer, not an error; any other error is
+// still one.
+TEST_F(ClientTest, GetOptAndRemoveIfExistsAnswerAMissingObjectWithoutAnError) {
+  serve([](const Request& r) {
+    if (r.target.find("/gone") != std::string::npos)
+      return json(status(404, "NotFound"), 404);
+    if (r.target.find("/secret") != std::string::npos)
+      return json(status(403, "Forbidden"), 403);
+    if (r.method == "DELETE")
+      return json({{"kind", "Status"}, {"status", "Success"}});
+    return json({{"kind", "ConfigMap"}, {"metadata", {{"name", "here"}}}});
+  });
+  const std::optional<Json> here = run(client_->getOpt(configmaps, "ns", "here"));
+  ASSERT_TRUE(here);
+  EXPECT_EQ((*here)["metadata"]["name"], "here");
+  EXPECT_EQ(run(client_->getOpt(configmaps, "ns", "gone")), std::nullopt);
+  EXPECT_THROW(run(client_->getOpt(configmaps, "ns", "secret")), ApiError);
+  EXPECT_TRUE(run(client_->removeIfExists(configmaps, "ns", "here")));
+  EXPECT_FALSE(run(client_->removeIfExists(configmaps, "ns", "gone")));
+  EXPECT_THROW(run(client_->removeIfExists(configmaps, "ns", "secret")), ApiError);
+  EXPECT_EQ(observed_.back().verb, "delete");
+}
+
+// attempt(): the outcome of a request as a value, to branch on without a catch.
+TEST_F(ClientTest, AttemptTurnsApiAndTransportErrorsIntoValues) {
+  serve([](const Request& r) {
+    if (r.target.find("/taken") != std::string::npos)
+      return json(status(409, "AlreadyExists", "configmaps \"taken\" already exists"), 409);
+    if (r.target.find("/stale") != std::string::npos)
+      return json(status(409, "Conflict"), 409);
+    if (r.target.find("/broken") != std::string::npos)
+      return Reply{.body = "not json"};
+    return json({{"kind", "ConfigMap"}});
+  });
+  const auto ok = run(attempt(client_->get(configmaps, "ns", "fine")));
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok.value()["kind"], "ConfigMap");
+  EXPECT_EQ(ok.message(), "");
+
+  const auto taken = run(attempt(client_->get(configmaps, "ns", "taken")));
+  EXPECT_FALSE(taken);
+  EXPECT_TRUE(taken.alreadyExists());
+  EXPECT_FALSE(taken.conflict());
+  ASSERT_NE(taken.apiError(), nullptr);
+  EXPECT_EQ(taken.apiError()->code(), 409);
+  EXPECT_NE(taken.message().find("already exists"), std::string::npos) << taken.message();
+  EXPECT_THROW(taken.rethrow(), ApiError);
+
+  const auto stale = run(attempt(client_->get(configmaps, "ns", "stale")));
+  EXPECT_TRUE(stale.conflict());
+  EXPECT_FALSE(stale.alreadyExists());
+
+  const auto broken = run(attempt(client_->get(configmaps, "ns", "broken")));
+  EXPECT_FALSE(broken);
+  EXPECT_EQ(broken.apiError(), nullptr);
+  EXPECT_FALSE(broken.message().empty());
+  EXPECT_THROW(broken.rethrow(), TransportError);
+
+  const auto removed = run(attempt([this]() -> asio::awaitable<void> {
+    co_await client_->remove(configmaps, "ns", "taken");
+  }()));
+  EXPECT_TRUE(removed.alreadyExists());
 }
 
 TEST_F(ClientTest, DiscoveryAndVersion) {

@@ -59,6 +59,9 @@ bool ownedBy(const Json& object, const std::string& ownerUid);
 bool madeFor(const Json& object, const std::string& ownerUid,
              const std::vector<std::string>& managers);
 
+// Whether metadata.finalizers of `object` lists `finalizer`.
+bool hasFinalizer(const Json& object, const char* finalizer);
+
 // Live objects (found by the owner label) that the desired set no longer has
 // and that the operator made for this owner (madeFor); never a Namespace.
 // Order: workloads first, RBAC after, CSIDriver last.

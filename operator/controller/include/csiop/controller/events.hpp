@@ -9,6 +9,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <csiop/api/types.hpp>
 #include <csiop/kube/client.hpp>
 
 namespace csiop::controller {

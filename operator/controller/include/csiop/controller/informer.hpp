@@ -19,6 +19,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <csiop/api/types.hpp>
 #include <csiop/kube/client.hpp>
 
 namespace csiop::controller {

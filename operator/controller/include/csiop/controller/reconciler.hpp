@@ -1,19 +1,29 @@
-// reconcile(name): read the caches, render, claim the driver name, apply what
-// differs, prune what the spec no longer wants, write the status if it
-// changed. Level-triggered and idempotent; a converged DriverDeployment costs
-// no write at all.
+// reconcile(name): one pass over a DriverDeployment, as a sequence of named steps
+// (reconciler.cpp reads as the list; each step has its own file under src/reconcile/):
+//
+//   take a snapshot -> hold while paused -> finalize unless blocked -> load the spec (or report
+//   it invalid) -> ensure the finalizer -> compute the desired objects -> claim the driver name
+//   -> apply the children -> prune -> roll the node plugins -> write the status
+//
+// Each step either goes on or ends the pass with a ReconcileResult (the last one always ends it).
+// Level-triggered and idempotent: every pass starts from the caches, and a converged
+// DriverDeployment costs no write at all.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
 #include <csiop/api/defaults.hpp>
+#include <csiop/controller/applied_objects.hpp>
 #include <csiop/controller/caches.hpp>
+#include <csiop/controller/decisions.hpp>
 #include <csiop/controller/events.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/controller/volume_usage.hpp>
@@ -26,7 +36,34 @@ struct ReconcileResult {
   enum class Outcome { Done, Requeue, Error } outcome = Outcome::Done;
   std::chrono::milliseconds after{0}; // for Requeue
   std::string message;                // for Error
+
+  static ReconcileResult done() { return {}; }
+  static ReconcileResult requeueAfter(std::chrono::milliseconds after) {
+    return {Outcome::Requeue, after, {}};
+  }
+  static ReconcileResult error(std::string message) {
+    return {Outcome::Error, {}, std::move(message)};
+  }
 };
+
+// How long a pass waits before the next when it ends early on purpose (errors back off in the
+// work queue instead).
+namespace requeue {
+// The CSIDriver was created or changed by someone else between the cache's read and this write:
+// decide again once the cache shows it.
+inline constexpr std::chrono::milliseconds kDriverNameRace{500};
+// The DriverDeployment changed between the cache's read and the status write; its own watch event
+// queues it again, this is the fallback.
+inline constexpr std::chrono::milliseconds kStatusConflict{200};
+// Children were deleted for a deletion: look again once the caches show them gone.
+inline constexpr std::chrono::milliseconds kChildrenGoing{300};
+} // namespace requeue
+
+// What a step decides: std::nullopt goes on to the next step; a result ends the pass.
+using StepResult = std::optional<ReconcileResult>;
+
+// The state one pass carries from step to step (src/reconcile/reconcile_run.hpp).
+struct ReconcileRun;
 
 class Reconciler {
 public:
@@ -44,12 +81,6 @@ public:
   bool csiDriverV1() const { return caches_.csiDrivers.resource().group == "storage.k8s.io"; }
 
 private:
-  struct Applied {
-    std::string desiredHash;
-    std::string resourceVersion;
-    std::string uid;
-    std::int64_t generation = 0;
-  };
   // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
   // write made: until the cache shows it, the cached status is older than the server's.
   struct StatusWritten {
@@ -57,43 +88,77 @@ private:
     api::Json status;
   };
 
-  boost::asio::awaitable<ReconcileResult> finalize(const api::Json& dd);
-  // spec.paused: no write but the status (the Paused condition).
-  boost::asio::awaitable<ReconcileResult>
-  reconcilePaused(const api::Json& dd, Observed& o,
-                  const std::optional<api::DriverDeploymentStatus>& previous);
-  // Why the deletion of `dd` must wait (what of its driver is in use), or
-  // nullopt: nothing in use, deletionPolicy Orphan, or csiop.dev/force-delete.
-  boost::asio::awaitable<std::optional<std::string>> deletionBlocker(const api::Json& dd,
-                                                                     Observed& o);
-  // Drops the owner reference and owner marks: the object stays, unmanaged.
-  boost::asio::awaitable<void> orphan(const api::Json& child);
-  void noteUnmanaged(const api::Json& child, Observed& o);
-  // Reads the ConfigMaps and Secrets each workload among `objects` references and sets their
-  // content hash on its pod template; true if any workload references one (it is then read
-  // again every configPollPeriod_). An object that cannot be read keeps the live hash.
-  boost::asio::awaitable<bool> annotateConfigHashes(std::vector<api::Json>& objects,
-                                                    const api::Effective& e, Observed& o);
-  // updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin pods the plan
-  // allows (node_rollout.hpp) and records the rest as waiting.
-  boost::asio::awaitable<void> rollNodePlugins(const api::Effective& e, const api::Json& dd,
-                                               Observed& o);
-  // The workloads' and registration's part of the status.
-  void observeWorkloads(const api::Effective& e, Observed& o);
-  // Adds the finalizer if missing; `dd` then carries the new resourceVersion.
-  boost::asio::awaitable<void> ensureFinalizer(api::Json& dd);
-  // Creates or applies one child; returns an error line, or "" on success.
+  // --- the steps, in order ---------------------------------------------------------------
+  // snapshot.cpp: the cached DriverDeployment, copied (the cache changes while the pass
+  // waits); std::nullopt once it is gone or finalized.
+  std::optional<ReconcileRun> takeSnapshot(const std::string& name);
+  // pause.cpp: spec.paused: nothing is written but the status (the Paused condition).
+  boost::asio::awaitable<StepResult> holdWhilePaused(ReconcileRun& run);
+  // finalizer.cpp: a DriverDeployment being deleted is finalized, unless volumes of its driver
+  // are in use (it is then managed on until they are gone).
+  boost::asio::awaitable<StepResult> finalizeUnlessBlocked(ReconcileRun& run);
+  // spec.cpp: validation the schema could not express (normally stopped by the webhook).
+  boost::asio::awaitable<StepResult> loadSpecOrReportInvalid(ReconcileRun& run);
+  // finalizer.cpp: adds the finalizer if missing (not once the deletion has begun).
+  boost::asio::awaitable<StepResult> ensureFinalizer(ReconcileRun& run);
+  // desired.cpp: render, and the content hashes of the ConfigMaps and Secrets the workloads
+  // reference (their pods roll when one changes).
+  boost::asio::awaitable<StepResult> computeDesired(ReconcileRun& run);
+  // driver_name.cpp: the CSIDriver object decides who owns the driver name.
+  boost::asio::awaitable<StepResult> claimDriverName(ReconcileRun& run);
+  // children.cpp: the Namespace, then the other children in waves.
+  boost::asio::awaitable<StepResult> applyChildren(ReconcileRun& run);
+  // prune.cpp: deletes the children the spec no longer wants.
+  boost::asio::awaitable<StepResult> prune(ReconcileRun& run);
+  // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
+  // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
+  boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
+  // status_step.cpp: observes the workloads and writes the status; always ends the pass.
+  boost::asio::awaitable<StepResult> reportStatus(ReconcileRun& run);
+
+  // --- what the steps share ------------------------------------------------------------------
+  // finalizer.cpp
+  boost::asio::awaitable<std::optional<std::string>> deletionBlocker(ReconcileRun& run);
+  boost::asio::awaitable<ReconcileResult> finalize(const ReconcileRun& run);
+  // Drops the owner reference and owner marks: the object stays, unmanaged. An error line, or
+  // "" on success (also when it is gone).
+  boost::asio::awaitable<std::string> orphan(const api::Json& child);
+  // desired.cpp: sets the content hash of what each workload references on its pod template;
+  // true if any workload references something (read again every configPollPeriod_). An object
+  // that cannot be read keeps the live hash.
+  boost::asio::awaitable<bool> annotateConfigHashes(ReconcileRun& run);
+  // driver_name.cpp: what decideCSIDriver decided (Create, Recreate or Apply); throws the
+  // request's error. `oldUid`: the live CSIDriver's (Recreate deletes only that one).
+  boost::asio::awaitable<void> writeCSIDriver(CSIDriverDecision::Action action,
+                                              const api::Json& desired, std::string oldUid);
+  boost::asio::awaitable<void> createCSIDriverClaim(const api::Json& desired);
+  // children.cpp: creates or applies one child; an error line, or "" on success.
   boost::asio::awaitable<std::string> applyChild(const api::Json& desired, const std::string& uid);
+  // Not in the caches: a create; if it exists after all, as updateChild.
+  boost::asio::awaitable<std::string> createChild(const kube::ResourceRef& ref,
+                                                  const api::Json& desired, const std::string& uid);
+  // Someone else's: left alone; as last applied or containing `desired`: nothing; else applied
+  // (a StorageClass whose immutable fields changed: recreated).
+  boost::asio::awaitable<std::string> updateChild(const kube::ResourceRef& ref,
+                                                  const api::Json& desired, const api::Json& live,
+                                                  const std::string& uid);
   // Hands what the operator created with a POST over to its server-side apply
-  // (field_ownership.hpp); nothing when there is nothing to hand over.
-  boost::asio::awaitable<void> takeOwnership(const kube::ResourceRef& ref, const Json& live);
-  boost::asio::awaitable<void> claimCSIDriver(const api::Json& desired);
+  // (field_ownership.hpp), then applies `desired`; throws the request's error.
+  boost::asio::awaitable<api::Json> takeOwnershipAndApply(const kube::ResourceRef& ref,
+                                                          const api::Json& desired,
+                                                          const api::Json& live);
+  boost::asio::awaitable<std::string>
+  recreateStorageClass(const kube::ResourceRef& ref, const api::Json& desired, std::string oldUid);
+  // status_step.cpp: the workloads' and registration's part of the status.
+  void observeWorkloads(ReconcileRun& run);
   // Writes the status unless it is the one the server holds: the cached one, if the cache
   // shows this reconciler's last status write; else that write's (the cache may still hold
   // an older status, and the echo of the write queues no reconcile: manager.cpp). The write is
-  // conditional on the cached resourceVersion: from a cache behind the server, a conflict.
-  boost::asio::awaitable<void> writeStatus(const api::Json& dd,
-                                           const api::DriverDeploymentStatus& s);
+  // conditional on the cached resourceVersion: from a cache behind the server, a conflict,
+  // which (as a DriverDeployment gone meanwhile) ends the pass with a short requeue.
+  boost::asio::awaitable<StepResult> writeStatus(const ReconcileRun& run,
+                                                 const api::DriverDeploymentStatus& s);
+  void noteUnmanaged(const api::Json& child, Observed& o);
   // The children the operator made for the DriverDeployment `name` with `uid` (madeFor): what
   // pruning and deletion may remove. A copy someone else made of one is not among them.
   std::vector<api::Json> ownedChildren(const std::string& name, const std::string& uid);
@@ -101,18 +166,13 @@ private:
   // claim's (a claim whose apply has not happened yet is still the operator's).
   std::vector<std::string> fieldManagers() const;
   const api::Json* live(const api::Json& desired);
-  void remember(const api::Json& desired, const api::Json& result);
-  bool unchangedSinceApplied(const api::Json& desired, const api::Json& live) const;
-  // Whether the cached `live` is older than what this reconciler last applied to it: the apply
-  // made a generation the cache has not shown yet.
-  bool behindLastApply(const api::Json& live) const;
 
   kube::Client& client_;
   Caches& caches_;
   EventRecorder& events_;
   std::function<std::string()> now_;
   std::chrono::milliseconds configPollPeriod_;
-  std::map<std::string, Applied> applied_; // by "Kind ns/name"
+  AppliedObjects applied_;
   // By DriverDeployment name; dropped once the cache shows the write.
   std::map<std::string, StatusWritten> statusWritten_;
   std::set<std::string> forcedDeletions_; // uids whose forced deletion has an Event

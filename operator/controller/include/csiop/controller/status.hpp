@@ -73,6 +73,19 @@ api::DriverDeploymentStatus
 computeStatus(const Observed& observed, const std::optional<api::DriverDeploymentStatus>& previous,
               const std::string& now);
 
+// The status of a pass that observed nothing but the DriverDeployment itself: the previous
+// status, observed at this generation, with the Paused and DeletionBlocked conditions.
+// pausedStatus: spec.paused (nothing else is looked at while paused).
+api::DriverDeploymentStatus pausedStatus(const Observed& observed,
+                                         const std::optional<api::DriverDeploymentStatus>& previous,
+                                         const std::string& now);
+// invalidSpecStatus: a spec that fails validation (`errors`, one line each): also Ready=False
+// and Degraded=True, reason InvalidSpec, the errors as the message.
+api::DriverDeploymentStatus
+invalidSpecStatus(const Observed& observed,
+                  const std::optional<api::DriverDeploymentStatus>& previous,
+                  const std::vector<std::string>& errors, const std::string& now);
+
 // The Paused and DeletionBlocked conditions alone (computeStatus() sets them
 // too): for the reconciles that observe nothing else, a paused one.
 void setLifecycleConditions(const Observed& observed, std::vector<api::Condition>& conditions,
@@ -82,5 +95,7 @@ void setLifecycleConditions(const Observed& observed, std::vector<api::Condition
 void setCondition(std::vector<api::Condition>& conditions, api::Condition c);
 const api::Condition* findCondition(const std::vector<api::Condition>& conditions,
                                     const std::string& type);
+// Whether `status` has condition `type` with status True.
+bool conditionTrue(const std::optional<api::DriverDeploymentStatus>& status, const char* type);
 
 } // namespace csiop::controller

@@ -162,6 +162,9 @@ public:
   // ns: "" for cluster-scoped resources (ignored for them).
   boost::asio::awaitable<Json> get(ResourceRef ref, std::string ns, std::string name,
                                    GetOptions options = {});
+  // As get, but std::nullopt where the object does not exist (404) instead of an ApiError.
+  boost::asio::awaitable<std::optional<Json>> getOpt(ResourceRef ref, std::string ns,
+                                                     std::string name, GetOptions options = {});
   // One page. ns "" lists a namespaced resource across all namespaces.
   boost::asio::awaitable<ListResult> list(ResourceRef ref, std::string ns,
                                           ListOptions options = {});
@@ -184,6 +187,10 @@ public:
   // DELETE; returns what the server returns (the object while finalizers run, or a Status).
   boost::asio::awaitable<Json> remove(ResourceRef ref, std::string ns, std::string name,
                                       DeleteOptions options = {});
+  // As remove, but false where the object is already gone (404) instead of an ApiError; true
+  // when this request deleted it (or began its deletion).
+  boost::asio::awaitable<bool> removeIfExists(ResourceRef ref, std::string ns, std::string name,
+                                              DeleteOptions options = {});
   boost::asio::awaitable<Watch> watch(ResourceRef ref, std::string ns, WatchOptions options = {});
 
   // The resources a group version serves; std::nullopt if the group version is not served.

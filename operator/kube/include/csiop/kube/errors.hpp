@@ -19,11 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include <csiop/api/types.hpp>
+#include <csiop/kube/json.hpp>
 
 namespace csiop::kube {
-
-using Json = api::Json;
 
 // metav1.StatusCause
 struct StatusCause {

@@ -1,0 +1,47 @@
+#include <csiop/controller/applied_objects.hpp>
+
+#include <functional>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/decisions.hpp>
+
+namespace csiop::controller {
+namespace {
+
+using api::Json;
+using api::metadataField;
+
+std::string hashOf(const Json& desired) {
+  return std::to_string(std::hash<std::string>{}(desired.dump()));
+}
+
+std::int64_t generationOf(const Json& object) {
+  const Json generation = object.value("metadata", Json::object()).value("generation", Json(0));
+  return generation.is_number_integer() ? generation.get<std::int64_t>() : 0;
+}
+
+} // namespace
+
+void AppliedObjects::remember(const Json& desired, const Json& result) {
+  applied_[keyOf(desired).str()] = {hashOf(desired), metadataField(result, "resourceVersion"),
+                                    metadataField(result, "uid"), generationOf(result)};
+}
+
+void AppliedObjects::forget(const std::string& key) {
+  applied_.erase(key);
+}
+
+bool AppliedObjects::unchangedSinceApplied(const Json& desired, const Json& live) const {
+  const auto it = applied_.find(keyOf(desired).str());
+  return it != applied_.end() && it->second.desiredHash == hashOf(desired) &&
+         it->second.resourceVersion == metadataField(live, "resourceVersion");
+}
+
+bool AppliedObjects::behindLastApply(const Json& live) const {
+  const auto it = applied_.find(keyOf(live).str());
+  const Json generation = live.value("metadata", Json::object()).value("generation", Json(0));
+  return it != applied_.end() && it->second.uid == metadataField(live, "uid") &&
+         generation.is_number_integer() && it->second.generation > generation.get<std::int64_t>();
+}
+
+} // namespace csiop::controller

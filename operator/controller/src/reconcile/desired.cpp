@@ -1,0 +1,91 @@
+// Step 5: the children the spec wants: rendered (render is pure), with the content hash of
+// the ConfigMaps and Secrets each workload references on its pod template, so that its pods
+// roll when one changes. Those are read (by GET, they are not cached) again every
+// configPollPeriod.
+#include <csiop/controller/reconciler.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/config_hash.hpp>
+#include <csiop/kube/attempt.hpp>
+#include <csiop/render/config_refs.hpp>
+#include <csiop/render/render.hpp>
+
+#include "reconcile_run.hpp"
+
+namespace csiop::controller {
+
+namespace asio = boost::asio;
+using api::Json;
+using api::stringField;
+
+const Json& ReconcileRun::desiredCSIDriver() const {
+  return *std::find_if(desired.begin(), desired.end(),
+                       [](const Json& x) { return x["kind"] == "CSIDriver"; });
+}
+
+asio::awaitable<StepResult> Reconciler::computeDesired(ReconcileRun& run) {
+  run.desired = render::render(*run.spec, {.csiDriverV1 = csiDriverV1()});
+  run.pollConfig = co_await annotateConfigHashes(run);
+  co_return std::nullopt;
+}
+
+asio::awaitable<bool> Reconciler::annotateConfigHashes(ReconcileRun& run) {
+  // What was read, by reference: the object, nullopt if absent; an unreadable one is absent
+  // from the map and named in `unreadable`.
+  std::map<std::string, std::optional<Json>> read;
+  std::map<std::string, std::string> unreadable;
+  bool any = false;
+  for (Json& workload : run.desired) {
+    const std::string kind = stringField(workload, "kind");
+    if (kind != "DaemonSet" && kind != "Deployment" && kind != "StatefulSet") {
+      continue;
+    }
+    std::vector<render::ConfigReference> refs = render::configReferences(workload);
+    const std::string what = kind == "DaemonSet" ? "the node plugin" : "the controller";
+    for (auto& r : render::storageClassSecrets(*run.effective, what == "the controller")) {
+      refs.push_back(std::move(r));
+    }
+    if (refs.empty()) {
+      continue;
+    }
+    any = true;
+    std::vector<ReadReference> contents;
+    bool complete = true;
+    for (const render::ConfigReference& ref : refs) {
+      const std::string key = ref.str();
+      if (!read.contains(key) && !unreadable.contains(key)) {
+        const auto& resource =
+            ref.kind == "ConfigMap" ? kube::resources::configmaps : kube::resources::secrets;
+        auto got = co_await kube::attempt(client_.getOpt(resource, ref.namespace_, ref.name));
+        if (got) {
+          read[key] = std::move(*got);
+        } else {
+          unreadable[key] = got.message();
+        }
+      }
+      if (const auto it = unreadable.find(key); it != unreadable.end()) {
+        run.observed.configProblems.push_back("cannot read " + key + " (referenced by " + what +
+                                              "): " + it->second +
+                                              "; its pods keep their configuration");
+        complete = false;
+        continue;
+      }
+      const std::optional<Json>& content = read[key];
+      if (!content && !ref.optional) {
+        run.observed.configProblems.push_back(key + " (referenced by " + what + ") does not exist");
+      }
+      contents.emplace_back(ref, content);
+    }
+    if (complete) {
+      render::setConfigHash(workload, configContentHash(contents));
+    } else if (const Json* l = live(workload); l != nullptr && !render::configHash(*l).empty()) {
+      render::setConfigHash(workload, render::configHash(*l)); // no roll on a failed read
+    }
+  }
+  co_return any;
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,101 @@
+// Step 6: the driver name. The CSIDriver object decides who owns it (decideCSIDriver): a name
+// held by someone else is a conflict, reported and nothing applied; an immutable field changed
+// means a new CSIDriver.
+#include <csiop/controller/reconciler.hpp>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/field_ownership.hpp>
+#include <csiop/kube/attempt.hpp>
+#include <csiop/render/render.hpp>
+
+#include "reconcile_run.hpp"
+#include "requests.hpp"
+
+namespace csiop::controller {
+
+namespace asio = boost::asio;
+using api::Json;
+using api::metadataField;
+using api::stringField;
+using Action = CSIDriverDecision::Action;
+
+asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
+  Observed& o = run.observed;
+  const Json& desired = run.desiredCSIDriver();
+  const std::string& driverName = run.spec->spec.driverName;
+  const Json* liveDriver = caches_.csiDrivers.get("", driverName);
+  const bool adopt = stringField(run.dd["metadata"].value("annotations", Json::object()),
+                                 render::kAdoptAnnotation) == "true";
+  CSIDriverDecision decision = decideCSIDriver(liveDriver, desired, run.uid, adopt);
+  if (liveDriver != nullptr && ownedBy(*liveDriver, run.uid) && !managed(*liveDriver)) {
+    noteUnmanaged(*liveDriver, o);
+    decision.action = Action::Keep;
+  }
+  if (decision.action == Action::Conflict) {
+    o.conflictWith = decision.detail;
+    if (!conditionTrue(run.previous, condition::kDriverNameConflict)) {
+      co_await events_.record(run.dd, true, "DriverNameConflict",
+                              "driver name " + driverName + " is already used by " +
+                                  decision.detail);
+    }
+    if (StepResult end = co_await writeStatus(run, computeStatus(o, run.previous, now_()))) {
+      co_return end;
+    }
+    co_return ReconcileResult::done();
+  }
+  if (decision.action == Action::Keep) {
+    co_return std::nullopt;
+  }
+  const std::string oldUid = liveDriver != nullptr ? metadataField(*liveDriver, "uid") : "";
+  auto written = co_await kube::attempt(writeCSIDriver(decision.action, desired, oldUid));
+  if (written.alreadyExists() || written.conflict() || written.notFound()) {
+    // Someone created or changed it between the cache's read and this write: decide again from
+    // the cache, which will show it.
+    co_return ReconcileResult::requeueAfter(requeue::kDriverNameRace);
+  }
+  if (!written) {
+    co_return ReconcileResult::error(written.message());
+  }
+  if (decision.action == Action::Recreate) {
+    o.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " + decision.detail +
+                           " changed (immutable on a CSIDriver)";
+    co_await events_.record(run.dd, false, "CSIDriverRecreated", *o.csiDriverRecreated);
+  }
+  co_return std::nullopt;
+}
+
+asio::awaitable<void> Reconciler::writeCSIDriver(CSIDriverDecision::Action action,
+                                                 const Json& desired, std::string oldUid) {
+  const kube::ResourceRef& ref = caches_.csiDrivers.resource();
+  if (action == Action::Recreate) {
+    const kube::DeleteOptions options = deleteOnly(oldUid);
+    co_await client_.remove(ref, "", metadataField(desired, "name"), options);
+  }
+  if (action == Action::Apply) {
+    const Json applied = co_await client_.apply(ref, desired);
+    applied_.remember(desired, applied);
+  } else {
+    co_await createCSIDriverClaim(desired);
+  }
+}
+
+asio::awaitable<void> Reconciler::createCSIDriverClaim(const Json& desired) {
+  // The claim is a create: of two DriverDeployments (or operators) racing for a name exactly
+  // one succeeds, and the other gets AlreadyExists. It carries only what identifies the owner
+  // and the immutable fields, under a field manager of its own; the apply that follows owns
+  // everything else, so later applies can drop fields.
+  Json claim = {{"apiVersion", desired["apiVersion"]},
+                {"kind", "CSIDriver"},
+                {"metadata", desired["metadata"]},
+                {"spec", {{"attachRequired", desired["spec"]["attachRequired"]}}}};
+  if (desired["spec"].contains("volumeLifecycleModes")) { // not in the legacy API
+    claim["spec"]["volumeLifecycleModes"] = desired["spec"]["volumeLifecycleModes"];
+  }
+  const kube::ResourceRef& ref = caches_.csiDrivers.resource();
+  co_await client_.create(ref, std::move(claim), {.fieldManager = kClaimFieldManager});
+  const Json applied = co_await client_.apply(ref, desired);
+  applied_.remember(desired, applied);
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,185 @@
+// The finalizer, in one place (as kube-rs's finalizer(apply, cleanup)): a DriverDeployment the
+// operator manages carries csiop.dev/cleanup; once it is deleted, its children go (or are
+// orphaned, deletionPolicy Orphan) and then the finalizer, unless volumes of its driver are in
+// use: the deletion then waits, and the driver is managed on.
+#include <csiop/controller/reconciler.hpp>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/decisions.hpp>
+#include <csiop/kube/attempt.hpp>
+#include <csiop/render/render.hpp>
+
+#include "reconcile_run.hpp"
+#include "requests.hpp"
+
+namespace csiop::controller {
+
+namespace asio = boost::asio;
+namespace r = kube::resources;
+using api::Json;
+using api::metadataField;
+using api::stringField;
+
+asio::awaitable<StepResult> Reconciler::finalizeUnlessBlocked(ReconcileRun& run) {
+  Observed& o = run.observed;
+  if (!o.deleting) {
+    co_return std::nullopt;
+  }
+  o.deletionBlocked = co_await deletionBlocker(run);
+  if (!o.deletionBlocked) {
+    co_return co_await finalize(run);
+  }
+  // The driver keeps being managed (its volumes need it) until they are gone.
+  if (!conditionTrue(run.previous, condition::kDeletionBlocked)) {
+    co_await events_.record(run.dd, true, "DeletionBlocked",
+                            "the deletion waits until no volume of the driver is in use: " +
+                                *o.deletionBlocked);
+  }
+  co_return std::nullopt;
+}
+
+asio::awaitable<StepResult> Reconciler::ensureFinalizer(ReconcileRun& run) {
+  Json& dd = run.dd;
+  if (run.observed.deleting || hasFinalizer(dd, kFinalizer)) {
+    co_return std::nullopt; // a finalizer cannot be added once the deletion has begun
+  }
+  const Json current = dd["metadata"].value("finalizers", Json::array());
+  Json with = current;
+  with.push_back(kFinalizer);
+  // test + add: fails (and requeues) if someone changed the list meanwhile.
+  Json patch = Json::array();
+  if (dd["metadata"].contains("finalizers")) {
+    patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
+  }
+  patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", with}});
+  auto updated = co_await kube::attempt(client_.patch(
+      r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
+  if (!updated) {
+    co_return ReconcileResult::error("adding the finalizer " + std::string(kFinalizer) + ": " +
+                                     updated.message());
+  }
+  dd["metadata"] = (*updated)["metadata"];
+  co_return std::nullopt;
+}
+
+asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(ReconcileRun& run) {
+  const Json& dd = run.dd;
+  const Json spec = dd.value("spec", Json::object());
+  if (stringField(spec, "deletionPolicy", "Delete") == "Orphan") {
+    co_return std::nullopt; // the driver stays: nothing is stranded
+  }
+  const Flag force = flagAnnotation(dd, render::kForceDeleteAnnotation);
+  const VolumeUsage usage = caches_.volumesOf(stringField(spec, "driverName"));
+  if (usage.empty()) {
+    co_return std::nullopt;
+  }
+  if (force == Flag::Yes) {
+    if (forcedDeletions_.insert(run.uid).second) {
+      co_await events_.record(dd, true, "DeletionForced",
+                              std::string(render::kForceDeleteAnnotation) +
+                                  "=true: deleting the driver although " + describe(usage) +
+                                  " still use it");
+    }
+    co_return std::nullopt;
+  }
+  if (force == Flag::Invalid) {
+    run.observed.annotationProblems.push_back(
+        invalidFlagMessage(dd, render::kForceDeleteAnnotation, "the DriverDeployment") +
+        "; the deletion stays blocked");
+  }
+  co_return describe(usage);
+}
+
+asio::awaitable<std::string> Reconciler::orphan(const Json& child) {
+  const ObjectKey k = keyOf(child);
+  // No owner reference (so the garbage collector keeps it), no owner marks.
+  Json patch = {{"metadata",
+                 {{"ownerReferences", nullptr},
+                  {"labels", {{render::kOwnerLabel, nullptr}}},
+                  {"annotations", {{render::kOwnerUidAnnotation, nullptr}}}}}};
+  auto patched = co_await kube::attempt(client_.patch(
+      *caches_.resourceOf(k.kind), k.namespace_, k.name, kube::PatchType::Merge, std::move(patch)));
+  if (!patched && !patched.notFound()) {
+    co_return "orphaning " + k.str() + ": " + patched.message();
+  }
+  co_return "";
+}
+
+asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
+  const Json& dd = run.dd;
+  const std::string policy =
+      stringField(dd.value("spec", Json::object()), "deletionPolicy", "Delete");
+  std::vector<Json> children = ownedChildren(run.name, run.uid);
+  sortForDeletion(children);
+  // Children marked unmanaged are left as they are, whatever the policy: orphaned.
+  std::vector<Json> handsOff;
+  std::erase_if(children, [&](const Json& c) {
+    if (managed(c)) {
+      return false;
+    }
+    handsOff.push_back(c);
+    return true;
+  });
+  for (const Json& c : handsOff) {
+    if (std::string error = co_await orphan(c); !error.empty()) {
+      co_return ReconcileResult::error(std::move(error));
+    }
+    co_await events_.record(dd, false, "Orphaned",
+                            keyOf(c).str() + " carries " + render::kUnmanagedAnnotation +
+                                ": left in place, no longer owned");
+  }
+  if (policy == "Orphan") {
+    for (const Json& c : children) {
+      if (std::string error = co_await orphan(c); !error.empty()) {
+        co_return ReconcileResult::error(std::move(error));
+      }
+    }
+  } else {
+    // Everything else first, the CSIDriver once nothing else is left.
+    const bool onlyDriverLeft = std::all_of(children.begin(), children.end(), [](const Json& c) {
+      return c.value("kind", std::string()) == "CSIDriver";
+    });
+    for (const Json& c : children) {
+      const ObjectKey k = keyOf(c);
+      if (k.kind == "CSIDriver" && !onlyDriverLeft) {
+        continue;
+      }
+      spdlog::info("deleting {} of DriverDeployment {}", k.str(), run.name);
+      const std::string childUid = metadataField(c, "uid");
+      const kube::DeleteOptions options = deleteOnly(childUid, true);
+      auto removed = co_await kube::attempt(
+          client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
+      if (!removed) {
+        co_return ReconcileResult::error("deleting " + k.str() + ": " + removed.message());
+      }
+    }
+    if (!children.empty()) {
+      co_return ReconcileResult::requeueAfter(requeue::kChildrenGoing); // until the caches show
+                                                                        // them gone
+    }
+  }
+  // test + replace: fails (and requeues) if someone changed the list meanwhile.
+  const Json current = dd["metadata"]["finalizers"];
+  Json without = Json::array();
+  for (const auto& f : current) {
+    if (f != kFinalizer) {
+      without.push_back(f);
+    }
+  }
+  Json patch = Json::array();
+  patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
+  patch.push_back({{"op", "replace"}, {"path", "/metadata/finalizers"}, {"value", without}});
+  auto patched = co_await kube::attempt(client_.patch(
+      r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
+  if (!patched) {
+    co_return ReconcileResult::error("removing the finalizer " + std::string(kFinalizer) + ": " +
+                                     patched.message());
+  }
+  co_return ReconcileResult::done();
+}
+
+} // namespace csiop::controller

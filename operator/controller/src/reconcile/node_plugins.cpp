@@ -1,0 +1,85 @@
+// Step 9: updateStrategy WhenVolumesUnused, the operator's own rollout of the node plugin: the
+// DaemonSet is OnDelete, and an out-of-date plugin pod is replaced once no volume of the driver
+// is in use on its node (or the node is drained), within maxUnavailable (node_rollout.hpp plans
+// it; this step deletes the pods the plan allows and records the rest as waiting).
+#include <csiop/controller/reconciler.hpp>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/node_rollout.hpp>
+#include <csiop/kube/attempt.hpp>
+
+#include "reconcile_run.hpp"
+#include "requests.hpp"
+
+namespace csiop::controller {
+
+namespace asio = boost::asio;
+using api::Json;
+using api::metadataField;
+using api::stringField;
+
+asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
+  const api::Effective& e = *run.effective;
+  Observed& o = run.observed;
+  const Json& strategy = e.node.updateStrategy;
+  const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node");
+  if (!strategy.is_object() || strategy.value("type", Json()) != "WhenVolumesUnused" ||
+      ds == nullptr || !ownedBy(*ds, run.uid) || !managed(*ds)) {
+    waitingNodes_.erase(e.name);
+    co_return std::nullopt;
+  }
+  const std::string dsUid = metadataField(*ds, "uid");
+  NodeRolloutInput in;
+  std::vector<const Json*> revisions;
+  for (const Json* r : caches_.controllerRevisions.byIndex(kByOwner, e.name)) {
+    if (metadataField(*r, "namespace") == e.namespace_) {
+      revisions.push_back(r);
+    }
+  }
+  in.currentHash = currentRevisionHash(revisions, dsUid);
+  for (const Json* pod : caches_.pods.byIndex(kByOwner, e.name)) {
+    if (metadataField(*pod, "namespace") == e.namespace_ && ownedBy(*pod, dsUid)) {
+      in.pluginPods.push_back(pod);
+    }
+  }
+  for (const Json* pod : in.pluginPods) { // the nodes that matter, not every node
+    const std::string node = stringField(pod->value("spec", Json::object()), "nodeName");
+    if (const Json* n = caches_.nodes.get("", node); n != nullptr) {
+      in.nodes[node] = n;
+    }
+  }
+  in.users =
+      volumeUsersByNode(e.driverName, caches_.persistentVolumes.list(), caches_.volumeUsers.list());
+  const Json dsStatus = ds->value("status", Json::object());
+  const Json params = strategy.value("whenVolumesUnused", Json::object());
+  in.maxUnavailable =
+      resolveMaxUnavailable(params.is_object() ? params.value("maxUnavailable", Json()) : Json(),
+                            dsStatus.value("desiredNumberScheduled", 0));
+  in.unavailable = dsStatus.value("numberUnavailable", 0);
+  const NodeRolloutPlan plan = planNodeRollout(in);
+
+  for (const Replacement& r : plan.replace) {
+    const kube::DeleteOptions options = deleteOnly(r.uid);
+    auto removed =
+        co_await kube::attempt(client_.remove(kube::resources::pods, e.namespace_, r.pod, options));
+    if (removed) {
+      co_await events_.record(run.dd, false, "NodePluginReplaced",
+                              "replaced node plugin pod " + r.pod + " on node " + r.node + ": " +
+                                  r.why);
+    } else if (!removed.notFound() && !removed.conflict()) {
+      o.applyErrors.push_back("replacing node plugin pod " + r.pod + ": " + removed.message());
+    }
+  }
+  std::set<std::string>& waiting = waitingNodes_[e.name];
+  waiting.clear();
+  Observed::NodeUpdate update{plan.updated, plan.outdated, {}};
+  for (const NodeWait& w : plan.waiting) {
+    waiting.insert(w.node);
+    update.waiting.push_back(api::NodeWaiting{w.node, w.reason, w.message});
+  }
+  o.nodeUpdate = std::move(update);
+  co_return std::nullopt;
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,39 @@
+// The state one reconcile pass carries from step to step (reconciler.hpp lists the steps).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <csiop/api/defaults.hpp>
+#include <csiop/api/types.hpp>
+#include <csiop/controller/status.hpp>
+
+namespace csiop::controller {
+
+struct ReconcileRun {
+  // takeSnapshot: the DriverDeployment as cached when the pass began (a copy: the cache changes
+  // while the pass waits); ensureFinalizer replaces its metadata with the server's answer.
+  api::Json dd;
+  std::string name;
+  std::string uid;
+  // The status the DriverDeployment had: conditions keep their transition times, and Events are
+  // recorded only when a condition changes.
+  std::optional<api::DriverDeploymentStatus> previous;
+  // What the pass observed, for the status (filled in by every step).
+  Observed observed;
+
+  // loadSpecOrReportInvalid: the validated spec and what it means with every default resolved.
+  std::optional<api::DriverDeployment> spec;
+  std::optional<api::Effective> effective;
+
+  // computeDesired: the rendered children (the CSIDriver among them), with the content hashes
+  // of the configuration their pods reference; pollConfig if any workload references some
+  // (read again every configPollPeriod).
+  std::vector<api::Json> desired;
+  bool pollConfig = false;
+
+  const api::Json& desiredCSIDriver() const;
+};
+
+} // namespace csiop::controller

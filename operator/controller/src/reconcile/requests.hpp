@@ -1,0 +1,23 @@
+// Small helpers the steps share for their requests.
+#pragma once
+
+#include <string>
+
+#include <csiop/kube/client.hpp>
+
+namespace csiop::controller {
+
+// A delete of exactly the incarnation `uid` (a same-named object made meanwhile is left alone),
+// in the background when `background` (the garbage collector removes what it owns).
+// DeleteOptions hold string_views: `uid` must outlive the request, so pass a named string
+// (never a temporary inside a co_await expression, which g++ 12 miscompiles).
+inline kube::DeleteOptions deleteOnly(const std::string& uid, bool background = false) {
+  kube::DeleteOptions o;
+  o.preconditionUid = uid;
+  if (background) {
+    o.propagationPolicy = kube::Propagation::Background;
+  }
+  return o;
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,36 @@
+// Step 0: the DriverDeployment as the cache holds it when the pass begins.
+#include <csiop/controller/reconciler.hpp>
+
+#include <csiop/api/codec.hpp>
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/decisions.hpp>
+
+#include "reconcile_run.hpp"
+
+namespace csiop::controller {
+
+using api::Json;
+
+std::optional<ReconcileRun> Reconciler::takeSnapshot(const std::string& name) {
+  const Json* cached = caches_.driverDeployments.get("", name);
+  if (cached == nullptr) {
+    statusWritten_.erase(name);
+    return std::nullopt; // deleted: nothing of it is left to manage
+  }
+  ReconcileRun run;
+  run.dd = *cached;
+  run.name = name;
+  run.uid = api::metadataField(run.dd, "uid");
+  const api::Decoded decoded = api::decode(run.dd);
+  run.previous = decoded.object.status;
+  Observed& o = run.observed;
+  o.generation = decoded.object.generation();
+  o.deleting = run.dd["metadata"].contains("deletionTimestamp");
+  o.paused = api::isTrue(run.dd.value("spec", Json::object()), "paused");
+  if (o.deleting && !hasFinalizer(run.dd, kFinalizer)) {
+    return std::nullopt; // finalized: the API server removes it
+  }
+  return run;
+}
+
+} // namespace csiop::controller

@@ -1,0 +1,120 @@
+// Step 10: the status, from what the pass observed (computeStatus is pure), written only when it
+// differs from what the server holds.
+#include <csiop/controller/reconciler.hpp>
+
+#include <csiop/api/codec.hpp>
+#include <csiop/api/json_access.hpp>
+#include <csiop/controller/compare.hpp>
+#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/pod_problems.hpp>
+#include <csiop/kube/attempt.hpp>
+
+#include "reconcile_run.hpp"
+
+namespace csiop::controller {
+
+namespace asio = boost::asio;
+using api::Json;
+using api::metadataField;
+
+namespace {
+
+Observed::Workload workload(const Json& o, bool daemonSet) {
+  const Json status = o.value("status", Json::object());
+  const auto num = [&](const Json& j, const char* f) {
+    return j.contains(f) && j[f].is_number_integer() ? j[f].get<std::int32_t>() : 0;
+  };
+  Observed::Workload w;
+  const auto generation = o["metadata"].value("generation", Json(0));
+  w.observedCurrent = status.value("observedGeneration", Json(-1)) == generation;
+  if (daemonSet) {
+    w.desired = num(status, "desiredNumberScheduled");
+    w.updated = num(status, "updatedNumberScheduled");
+    w.ready = num(status, "numberReady");
+  } else {
+    w.desired = num(o.value("spec", Json::object()), "replicas");
+    w.updated = num(status, "updatedReplicas");
+    w.ready = num(status, "readyReplicas");
+  }
+  return w;
+}
+
+} // namespace
+
+asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
+  observeWorkloads(run);
+  if (StepResult end =
+          co_await writeStatus(run, computeStatus(run.observed, run.previous, now_()))) {
+    co_return end;
+  }
+  if (!run.observed.applyErrors.empty()) {
+    co_return ReconcileResult::error(run.observed.applyErrors.front());
+  }
+  if (run.pollConfig) {
+    co_return ReconcileResult::requeueAfter(configPollPeriod_);
+  }
+  co_return ReconcileResult::done();
+}
+
+void Reconciler::observeWorkloads(ReconcileRun& run) {
+  const api::Effective& e = *run.effective;
+  Observed& o = run.observed;
+  // A workload this reconciler applied a new spec to, before the cache shows it: its status is
+  // that of the old spec, which the new one is not.
+  const auto observe = [this](const Json& w, bool daemonSet) {
+    Observed::Workload out = workload(w, daemonSet);
+    out.observedCurrent = out.observedCurrent && !applied_.behindLastApply(w);
+    return out;
+  };
+  if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
+    o.nodes = observe(*ds, true);
+  }
+  if (e.hasControllerWorkload()) {
+    if (const Json* w =
+            caches_.child(e.controller->kind)->get(e.namespace_, e.name + "-controller")) {
+      o.controller = observe(*w, false);
+    }
+  }
+  std::vector<const Json*> pods;
+  for (const Json* pod : caches_.pods.byIndex(kByOwner, e.name)) {
+    if (metadataField(*pod, "namespace") == e.namespace_) {
+      pods.push_back(pod);
+    }
+  }
+  o.podProblems = podProblems(pods);
+  o.registered = static_cast<std::int32_t>(caches_.nodesRegistering(e.driverName));
+}
+
+asio::awaitable<StepResult> Reconciler::writeStatus(const ReconcileRun& run,
+                                                    const api::DriverDeploymentStatus& s) {
+  const Json status = api::encode(s);
+  const std::string& name = run.name;
+  const std::string cachedVersion = metadataField(run.dd, "resourceVersion");
+  auto written = statusWritten_.find(name);
+  if (written != statusWritten_.end() && written->second.resourceVersion == cachedVersion) {
+    statusWritten_.erase(written); // the cache shows the last write
+    written = statusWritten_.end();
+  }
+  // The status the server holds, as far as this reconciler knows: the cached one, unless the
+  // cache does not show the last write yet. A status equal to an older cached one (a rollout
+  // that went back to where it was) must still be written.
+  if (sameJson(run.dd.value("status", Json()), status) &&
+      (written == statusWritten_.end() || sameJson(written->second.status, status))) {
+    co_return std::nullopt; // nothing changed: no write
+  }
+  Json body = run.dd;
+  body["status"] = status;
+  auto result = co_await kube::attempt(client_.update(kube::resources::driverdeployments,
+                                                      std::move(body), {.subresource = "status"}));
+  if (result.conflict() || result.notFound()) {
+    // Changed (or deleted) meanwhile: its own watch event queues it again.
+    co_return ReconcileResult::requeueAfter(requeue::kStatusConflict);
+  }
+  if (!result) {
+    co_return ReconcileResult::error("writing the status: " + result.message());
+  }
+  statusWritten_[name] = {metadataField(*result, "resourceVersion"), status};
+  co_return std::nullopt;
+}
+
+} // namespace csiop::controller
