@@ -24,6 +24,23 @@ using api::Json;
 using api::metadataField;
 using api::stringField;
 
+namespace {
+
+// The JSON patch that sets metadata.finalizers to `list` with `op` ("add" or "replace"), guarded
+// by a "test" of the list as read (when there is one): it fails, and the pass is retried, if
+// someone changed the list meanwhile.
+Json finalizersPatch(const Json& metadata, const char* op, Json list) {
+  Json patch = Json::array();
+  if (metadata.contains("finalizers")) {
+    patch.push_back(
+        {{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", metadata["finalizers"]}});
+  }
+  patch.push_back({{"op", op}, {"path", "/metadata/finalizers"}, {"value", std::move(list)}});
+  return patch;
+}
+
+} // namespace
+
 asio::awaitable<StepResult> Reconciler::finalizeUnlessBlocked(ReconcileRun& run) {
   Observed& o = run.observed;
   if (!o.deleting) {
@@ -47,15 +64,9 @@ asio::awaitable<StepResult> Reconciler::ensureFinalizer(ReconcileRun& run) {
   if (run.observed.deleting || hasFinalizer(dd, kFinalizer)) {
     co_return std::nullopt; // a finalizer cannot be added once the deletion has begun
   }
-  const Json current = dd["metadata"].value("finalizers", Json::array());
-  Json with = current;
+  Json with = dd["metadata"].value("finalizers", Json::array());
   with.push_back(kFinalizer);
-  // test + add: fails (and requeues) if someone changed the list meanwhile.
-  Json patch = Json::array();
-  if (dd["metadata"].contains("finalizers")) {
-    patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
-  }
-  patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", with}});
+  Json patch = finalizersPatch(dd["metadata"], "add", std::move(with));
   auto updated = co_await kube::attempt(client_.patch(
       r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
   if (!updated) {
@@ -162,17 +173,13 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
                                                                         // them gone
     }
   }
-  // test + replace: fails (and requeues) if someone changed the list meanwhile.
-  const Json current = dd["metadata"]["finalizers"];
   Json without = Json::array();
-  for (const auto& f : current) {
+  for (const auto& f : dd["metadata"]["finalizers"]) {
     if (f != kFinalizer) {
       without.push_back(f);
     }
   }
-  Json patch = Json::array();
-  patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", current}});
-  patch.push_back({{"op", "replace"}, {"path", "/metadata/finalizers"}, {"value", without}});
+  Json patch = finalizersPatch(dd["metadata"], "replace", std::move(without));
   auto patched = co_await kube::attempt(client_.patch(
       r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
   if (!patched) {
