@@ -6,6 +6,7 @@
 
 #include <csiop/api/load.hpp>
 #include <csiop/api/yaml.hpp>
+#include <csiop/render/check.hpp>
 #include <csiop/render/render.hpp>
 
 #include "commands.hpp"
@@ -46,7 +47,7 @@ int runRender(const RenderOptions& o, Streams& s) {
   const auto unknown = o.validate == "strict" ? api::UnknownFields::Strict
                        : o.validate == "warn" ? api::UnknownFields::Warn
                                               : api::UnknownFields::Ignore;
-  const api::Loaded loaded = api::loadDriverDeployments(text, unknown);
+  const api::Loaded loaded = api::loadDriverDeployments(text, unknown, render::checkRendered);
   for (const auto& w : loaded.warnings) {
     s.err << "warning: " << w << "\n";
   }

@@ -1,11 +1,18 @@
 #include <csiop/api/defaults.hpp>
 
+#include <charconv>
 #include <utility>
 
 namespace csiop::api::defaults {
 
 Json sidecarResources() {
   return Json{{"requests", {{"cpu", "10m"}, {"memory", "20Mi"}}}};
+}
+
+Json sidecarSecurityContext() {
+  return Json{{"allowPrivilegeEscalation", false},
+              {"capabilities", {{"drop", Json::array({"ALL"})}}},
+              {"readOnlyRootFilesystem", true}};
 }
 
 Json nodeTolerations() {
@@ -15,6 +22,35 @@ Json nodeTolerations() {
 } // namespace csiop::api::defaults
 
 namespace csiop::api {
+
+std::string HttpEndpoint::flag() const {
+  return enabled ? host + ":" + std::to_string(port) : std::string();
+}
+
+bool HttpEndpoint::loopback() const {
+  return enabled && (host == "localhost" || host == "[::1]" || host.starts_with("127."));
+}
+
+std::optional<HttpEndpoint> parseHttpEndpoint(const std::string& text) {
+  if (text.empty()) {
+    return HttpEndpoint{};
+  }
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return std::nullopt;
+  }
+  const std::string host = text.substr(0, colon);
+  const std::string port = text.substr(colon + 1);
+  int n = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || n < 1 || n > 65535 ||
+      host.find_first_of(" \t\n/") != std::string::npos ||
+      (host.find(':') != std::string::npos && !(host.starts_with('[') && host.ends_with(']')))) {
+    return std::nullopt;
+  }
+  return HttpEndpoint{true, host, n};
+}
+
 namespace {
 
 template <class T> T orDefault(const std::optional<T>& value, T fallback) {
@@ -43,14 +79,27 @@ EffectiveContainer container(const std::optional<Spec>& spec, Component componen
   out.image = defaultImage(component, registry);
   out.imagePullPolicy = defaults::kPullPolicy;
   out.resources = resourcesFor(std::nullopt, podResources, defaults::sidecarResources());
+  out.securityContext = defaults::sidecarSecurityContext();
   if (spec) {
     const ContainerSettings& c = spec->container;
     out.image = orDefault(c.image, out.image);
     out.imagePullPolicy = orDefault(c.imagePullPolicy, out.imagePullPolicy);
+    out.command = c.command;
     out.extraArgs = orDefault(c.args, {});
+    out.env = orDefault(c.env, Json::array());
     out.resources = resourcesFor(c.resources, podResources, defaults::sidecarResources());
+    out.securityContext = orDefault(c.securityContext, out.securityContext);
   }
   return out;
+}
+
+// An endpoint given as `httpEndpoint` (validated), else as a port on every interface.
+HttpEndpoint endpoint(const std::optional<std::string>& text,
+                      const std::optional<std::int32_t>& port, std::int32_t fallback) {
+  if (text) {
+    return parseHttpEndpoint(*text).value_or(HttpEndpoint{});
+  }
+  return HttpEndpoint{true, "", orDefault(port, fallback)};
 }
 
 EffectiveProbe probe(const std::optional<LivenessProbe>& spec, const std::string& registry,
@@ -58,7 +107,32 @@ EffectiveProbe probe(const std::optional<LivenessProbe>& spec, const std::string
   EffectiveProbe out;
   out.container = container(spec, Component::LivenessProbe, registry, podResources);
   out.enabled = spec ? orDefault(spec->enabled, true) : true;
-  out.port = spec ? orDefault(spec->port, defaults::kLivenessPort) : defaults::kLivenessPort;
+  out.http = spec ? endpoint(spec->httpEndpoint, spec->port, defaults::kLivenessPort)
+                  : endpoint(std::nullopt, std::nullopt, defaults::kLivenessPort);
+  if (spec) {
+    out.initialDelaySeconds = orDefault(spec->initialDelaySeconds, out.initialDelaySeconds);
+    out.timeoutSeconds = orDefault(spec->timeoutSeconds, out.timeoutSeconds);
+    out.periodSeconds = orDefault(spec->periodSeconds, out.periodSeconds);
+    out.failureThreshold = orDefault(spec->failureThreshold, out.failureThreshold);
+  }
+  return out;
+}
+
+EffectivePod pod(const PodSettings& p, const std::optional<bool>& hostNetwork,
+                 const std::optional<std::string>& priorityClassName, const char* priorityClass) {
+  EffectivePod out;
+  out.hostNetwork = orDefault(hostNetwork, false);
+  out.hostPID = orDefault(p.hostPID, false);
+  // A pod on the host's network still resolves cluster names, unless told otherwise.
+  out.dnsPolicy =
+      orDefault(p.dnsPolicy, std::string(out.hostNetwork ? "ClusterFirstWithHostNet" : ""));
+  out.securityContext = orNull(p.securityContext);
+  out.terminationGracePeriodSeconds = p.terminationGracePeriodSeconds;
+  out.priorityClassName = orDefault(priorityClassName, std::string(priorityClass));
+  out.initContainers = orDefault(p.initContainers, Json::array());
+  out.extraContainers = orDefault(p.extraContainers, Json::array());
+  out.labels = orDefault(p.podLabels, {});
+  out.annotations = orDefault(p.podAnnotations, {});
   return out;
 }
 
@@ -81,6 +155,9 @@ EffectiveDriver driver(const DriverContainer& base, const std::optional<DriverCo
     pick(merged.volumes, override->volumes);
     pick(merged.volumeMounts, override->volumeMounts);
     pick(merged.securityContext, override->securityContext);
+    pick(merged.readinessProbe, override->readinessProbe);
+    pick(merged.startupProbe, override->startupProbe);
+    pick(merged.lifecycle, override->lifecycle);
   }
   EffectiveDriver out;
   out.image = orDefault(merged.image, std::string{});
@@ -93,6 +170,9 @@ EffectiveDriver driver(const DriverContainer& base, const std::optional<DriverCo
   out.volumes = orDefault(merged.volumes, Json::array());
   out.volumeMounts = orDefault(merged.volumeMounts, Json::array());
   out.securityContext = orNull(merged.securityContext);
+  out.readinessProbe = orNull(merged.readinessProbe);
+  out.startupProbe = orNull(merged.startupProbe);
+  out.lifecycle = orNull(merged.lifecycle);
   return out;
 }
 
@@ -129,7 +209,8 @@ EffectiveSidecar sidecar(const std::optional<Sidecar>& spec, Component component
   out.leaderElection =
       leaderElection(controller.leaderElection, spec ? spec->leaderElection : std::nullopt,
                      leaderElectionByDefault);
-  out.httpPort = spec ? orDefault(spec->httpPort, port) : port;
+  out.http = spec ? endpoint(spec->httpEndpoint, spec->httpPort, port)
+                  : endpoint(std::nullopt, std::nullopt, port);
   return out;
 }
 
@@ -159,14 +240,15 @@ EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry
   out.nodeSelector = orDefault(n.nodeSelector, {});
   out.tolerations = orDefault(n.tolerations, defaults::nodeTolerations());
   out.affinity = orNull(n.affinity);
-  out.priorityClassName = orDefault(n.priorityClassName, std::string(defaults::kNodePriorityClass));
-  out.hostNetwork = orDefault(n.hostNetwork, false);
+  out.pod = pod(n.pod, n.hostNetwork, n.priorityClassName, defaults::kNodePriorityClass);
   out.registrar = container(n.registrar, Component::NodeDriverRegistrar, registry, n.resources);
-  out.registrarPort = n.registrar ? orDefault(n.registrar->httpPort, defaults::kRegistrarPort)
-                                  : defaults::kRegistrarPort;
+  out.registrarHttp = n.registrar ? endpoint(n.registrar->httpEndpoint, n.registrar->httpPort,
+                                             defaults::kRegistrarPort)
+                                  : endpoint(std::nullopt, std::nullopt, defaults::kRegistrarPort);
   out.livenessProbe = probe(n.livenessProbe, registry, n.resources);
   out.driver = driver(spec.driver, n.driver, n.resources);
   out.rbacRules = orDefault(n.rbacRules, Json::array());
+  out.namespacedRbacRules = orDefault(n.namespacedRbacRules, Json::array());
   out.podTemplatePatch = orNull(n.podTemplatePatch);
   return out;
 }
@@ -182,8 +264,8 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
   out.tolerations = orDefault(c.tolerations, Json::array());
   out.affinity = orNull(c.affinity);
   out.topologySpreadConstraints = orNull(c.topologySpreadConstraints);
-  out.priorityClassName =
-      orDefault(c.priorityClassName, std::string(defaults::kControllerPriorityClass));
+  out.pod = pod(c.pod, c.hostNetwork, c.priorityClassName, defaults::kControllerPriorityClass);
+  out.strategy = orNull(c.strategy);
   // Several pods run the sidecars: the replicas, or one node plugin pod per node.
   const bool le = out.replicas > 1 || out.inNodePlugin();
   out.sidecars = {
@@ -201,6 +283,7 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
   out.livenessProbe = probe(c.livenessProbe, registry, c.resources);
   out.driver = driver(spec.driver, c.driver, c.resources);
   out.rbacRules = orDefault(c.rbacRules, Json::array());
+  out.namespacedRbacRules = orDefault(c.namespacedRbacRules, Json::array());
   out.podTemplatePatch = orNull(c.podTemplatePatch);
   return out;
 }

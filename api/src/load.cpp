@@ -7,7 +7,8 @@
 namespace csiop::api {
 namespace {
 
-void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, Loaded& out) {
+void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, const Check& check,
+             Loaded& out) {
   const std::string prefix = where.empty() ? "" : where + ": ";
   if (!doc.is_object()) {
     out.errors.push_back(prefix + "expected a DriverDeployment object, got a " +
@@ -41,7 +42,10 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, L
   if (!decoded.errors.empty()) {
     return; // fields with the wrong type were left unset; validating would mislead
   }
-  const Validation v = validate(decoded.object);
+  Validation v = validate(decoded.object);
+  if (v.ok() && check) {
+    v.errors = check(decoded.object);
+  }
   for (const auto& e : v.errors) {
     out.errors.push_back(label + e.message());
   }
@@ -55,7 +59,7 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, L
 
 } // namespace
 
-Loaded loadDriverDeployments(std::string_view text, UnknownFields unknown) {
+Loaded loadDriverDeployments(std::string_view text, UnknownFields unknown, const Check& check) {
   Loaded out;
   std::vector<Json> docs;
   try {
@@ -76,18 +80,18 @@ Loaded loadDriverDeployments(std::string_view text, UnknownFields unknown) {
       const auto& items = docs[i]["items"];
       for (std::size_t j = 0; j < items.size(); ++j) {
         loadOne(items[j], (where.empty() ? "" : where + " ") + "items[" + std::to_string(j) + "]",
-                unknown, out);
+                unknown, check, out);
       }
       continue;
     }
-    loadOne(docs[i], where, unknown, out);
+    loadOne(docs[i], where, unknown, check, out);
   }
   return out;
 }
 
-Loaded loadDriverDeployment(const Json& object, UnknownFields unknown) {
+Loaded loadDriverDeployment(const Json& object, UnknownFields unknown, const Check& check) {
   Loaded out;
-  loadOne(object, "", unknown, out);
+  loadOne(object, "", unknown, check, out);
   return out;
 }
 

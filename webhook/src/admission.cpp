@@ -7,6 +7,7 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/load.hpp>
 #include <csiop/api/validation.hpp>
+#include <csiop/render/check.hpp>
 
 namespace csiop::webhook {
 namespace {
@@ -123,7 +124,8 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
   }
 
   Decision allowed;
-  const api::Loaded loaded = api::loadDriverDeployment(object, api::UnknownFields::Ignore);
+  const api::Loaded loaded =
+      api::loadDriverDeployment(object, api::UnknownFields::Ignore, render::checkRendered);
   for (const auto& w : loaded.warnings) {
     allowed.warnings.push_back(withoutObjectPrefix(w));
   }

@@ -22,11 +22,12 @@ TEST(Defaults, MinimalSpec) {
   EXPECT_EQ(e.csiDriver.fsGroupPolicy, "ReadWriteOnceWithFSType");
   EXPECT_FALSE(e.csiDriver.tokenRequests.has_value());
   EXPECT_EQ(e.node.kubeletDir, "/var/lib/kubelet");
-  EXPECT_EQ(e.node.priorityClassName, "system-node-critical");
+  EXPECT_EQ(e.node.pod.priorityClassName, "system-node-critical");
   EXPECT_EQ(e.node.tolerations, defaults::nodeTolerations());
-  EXPECT_EQ(e.node.registrarPort, 9809);
+  EXPECT_EQ(e.node.registrarHttp.flag(), ":9809");
   EXPECT_TRUE(e.node.livenessProbe.enabled);
-  EXPECT_EQ(e.node.livenessProbe.port, 9808);
+  EXPECT_EQ(e.node.livenessProbe.http.flag(), ":9808");
+  EXPECT_EQ(e.node.registrar.securityContext, defaults::sidecarSecurityContext());
   EXPECT_EQ(e.node.registrar.image, defaultImage(Component::NodeDriverRegistrar, ""));
   EXPECT_EQ(e.node.registrar.resources, defaults::sidecarResources());
   EXPECT_EQ(e.node.driver.imagePullPolicy, "IfNotPresent");
@@ -40,7 +41,7 @@ TEST(Defaults, Controller) {
   const auto& c = *e.controller;
   EXPECT_EQ(c.kind, "Deployment");
   EXPECT_EQ(c.replicas, 1);
-  EXPECT_EQ(c.priorityClassName, "system-cluster-critical");
+  EXPECT_EQ(c.pod.priorityClassName, "system-cluster-critical");
   const std::vector<std::pair<Component, bool>> enabled = {{Component::Provisioner, true},
                                                            {Component::Attacher, true},
                                                            {Component::Resizer, false},
@@ -50,8 +51,27 @@ TEST(Defaults, Controller) {
     EXPECT_EQ(c.sidecar(component)->enabled, on);
     EXPECT_FALSE(c.sidecar(component)->leaderElection.enabled);
   }
-  EXPECT_EQ(c.sidecar(Component::Provisioner)->httpPort, 8080);
-  EXPECT_EQ(c.sidecar(Component::HealthMonitor)->httpPort, 8084);
+  EXPECT_EQ(c.sidecar(Component::Provisioner)->http.port, 8080);
+  EXPECT_EQ(c.sidecar(Component::HealthMonitor)->http.port, 8084);
+}
+
+TEST(Defaults, HttpEndpointsAsUpstreamWritesThem) {
+  EXPECT_FALSE(parseHttpEndpoint("")->enabled); // none
+  const auto all = parseHttpEndpoint(":8080");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->host, "");
+  EXPECT_EQ(all->port, 8080);
+  EXPECT_FALSE(all->loopback());
+  for (const char* local : {"localhost:1", "127.0.0.1:29653", "[::1]:9808"}) {
+    const auto e = parseHttpEndpoint(local);
+    ASSERT_TRUE(e) << local;
+    EXPECT_TRUE(e->loopback()) << local;
+    EXPECT_EQ(e->flag(), local);
+  }
+  EXPECT_FALSE(parseHttpEndpoint("0.0.0.0:9808")->loopback());
+  for (const char* bad : {"8080", "localhost", ":0", ":65536", ":80x", "::1:80", "a b:1", ":"}) {
+    EXPECT_FALSE(parseHttpEndpoint(bad)) << bad;
+  }
 }
 
 TEST(Defaults, AttacherFollowsAttachRequired) {

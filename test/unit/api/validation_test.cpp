@@ -6,71 +6,16 @@
 #include <csiop/api/validation.hpp>
 #include <csiop/api/yaml.hpp>
 
+#include "validation_cases.hpp"
+
 namespace csiop::api {
 namespace {
-
-const char* kBase = R"(
-apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata: {name: demo}
-spec:
-  driverName: demo.csi.example.com
-  driver: {image: example.com/driver:v1}
-  controller: {}
-)";
-
-Json mergePatch(Json target, const Json& patch) {
-  if (!patch.is_object()) {
-    return patch;
-  }
-  if (!target.is_object()) {
-    target = Json::object();
-  }
-  for (const auto& [k, v] : patch.items()) {
-    if (v.is_null()) {
-      target.erase(k);
-    } else {
-      target[k] = mergePatch(target.contains(k) ? target[k] : Json(), v);
-    }
-  }
-  return target;
-}
-
-Validation validateWith(const std::string& patchYaml) {
-  Json doc = parseYaml(kBase)[0];
-  if (!patchYaml.empty()) {
-    doc = mergePatch(doc, parseYaml(patchYaml)[0]);
-  }
-  const Decoded d = decode(doc);
-  EXPECT_TRUE(d.errors.empty()) << joinMessages(d.errors);
-  return validate(d.object);
-}
-
-std::vector<std::string> messages(const Validation& v) {
-  std::vector<std::string> out;
-  for (const auto& e : v.errors) {
-    out.push_back(e.message());
-  }
-  return out;
-}
 
 TEST(Validation, BaseIsValid) {
   const auto v = validateWith("");
   EXPECT_TRUE(v.ok()) << joinMessages(v.errors);
   EXPECT_TRUE(v.warnings.empty());
 }
-
-struct Case {
-  const char* name;
-  const char* patch;
-  std::vector<std::string> expected;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.name;
-}
-
-class Rule : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Rule, ReportsExactlyItsErrors) {
   const Case& c = GetParam();

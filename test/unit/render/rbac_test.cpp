@@ -124,6 +124,30 @@ TEST(Rbac, NodePluginNeedsNoneUnlessGrantedRules) {
             true);
 }
 
+TEST(Rbac, NamespacedRulesAreARoleInTheDriversNamespace) {
+  const auto objs = render::render(load(dd(R"(  csiDriver: {attachRequired: false}
+  node:
+    namespacedRbacRules: [{apiGroups: [''], resources: [configmaps], verbs: [get, watch]}]
+  controller:
+    provisioner: {enabled: false}
+    namespacedRbacRules: [{apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get]}]
+)")));
+  EXPECT_TRUE(ofKind(objs, "ClusterRole").empty());
+  const Json& node = *find(objs, "Role", "csiop:demo:node-driver", "csi-demo");
+  EXPECT_EQ(rulesOf(node), (std::set<std::string>{"/configmaps: get,watch"}));
+  EXPECT_EQ((*find(objs, "RoleBinding", "csiop:demo:node-driver", "csi-demo"))["subjects"][0],
+            (Json{{"kind", "ServiceAccount"}, {"name", "demo-node"}, {"namespace", "csi-demo"}}));
+  const Json& ctrl = *find(objs, "Role", "csiop:demo:controller-driver", "csi-demo");
+  EXPECT_EQ(rulesOf(ctrl), (std::set<std::string>{"coordination.k8s.io/leases: get"}));
+  EXPECT_EQ((*find(objs, "RoleBinding", "csiop:demo:controller-driver",
+                   "csi-demo"))["subjects"][0]["name"],
+            "demo-controller");
+  // A driver granted rules in its namespace only gets an API token too.
+  EXPECT_EQ((*find(objs, "DaemonSet", "demo-node",
+                   "csi-demo"))["spec"]["template"]["spec"]["automountServiceAccountToken"],
+            true);
+}
+
 std::string withSecrets(const std::string& params, const std::string& controller = "{}") {
   return dd("  controller: " + controller +
             "\n  storageClasses:\n  - name: a\n    parameters: " + params + "\n");

@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include <csiop/api/defaults.hpp>
+
 #include "../common/render_test_util.hpp"
 
 namespace csiop {
@@ -53,8 +55,8 @@ TEST(RenderPlacement, SidecarsDialTheNodeDriversSocketWithLeaderElection) {
     // One node plugin pod per node: only the leader's sidecars act.
     EXPECT_TRUE(hasArg(*c, "--leader-election"));
     EXPECT_EQ((*c)["volumeMounts"], Json::parse(R"([{"name":"socket-dir","mountPath":"/csi"}])"));
-    // The node's driver is privileged (the node plugin default), so are its sidecars.
-    EXPECT_EQ((*c)["securityContext"], Json::parse(R"({"privileged":true})"));
+    // The node's driver is privileged (the node plugin default); its sidecars are not.
+    EXPECT_EQ((*c)["securityContext"], api::defaults::sidecarSecurityContext());
   }
   // The socket directory is the node plugin's, on the host, the one the kubelet dials.
   bool hostSocket = false;

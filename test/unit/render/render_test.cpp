@@ -160,7 +160,7 @@ TEST(Render, NodePluginLayout) {
   EXPECT_EQ(registrar["volumeMounts"][1],
             (Json{{"name", "registration-dir"}, {"mountPath", "/registration"}}));
   EXPECT_EQ((*container(ds, "liveness-probe"))["args"],
-            Json::parse(R"(["--csi-address=/csi/csi.sock", "--health-port=9808"])"));
+            Json::parse(R"(["--csi-address=/csi/csi.sock", "--http-endpoint=:9808"])"));
 }
 
 TEST(Render, LivenessProbeCanBeTurnedOff) {
@@ -302,17 +302,6 @@ spec:
       *container(*find(objs, "Deployment", "demo-controller", "csi-demo"), "csi-driver");
   EXPECT_EQ(c["args"], Json::array({"--controller"}));
   EXPECT_EQ(c["image"], "base:v1");
-}
-
-TEST(Render, SidecarsArePrivilegedOnlyBesideAPrivilegedDriver) {
-  auto objs = renderYaml(dd("  controller: {}\n"));
-  EXPECT_EQ((*container(*find(objs, "Deployment", "demo-controller", "csi-demo"),
-                        "csi-provisioner"))["securityContext"],
-            (Json{{"allowPrivilegeEscalation", false}, {"readOnlyRootFilesystem", true}}));
-  objs = renderYaml(dd("  controller: {driver: {securityContext: {privileged: true}}}\n"));
-  EXPECT_EQ((*container(*find(objs, "Deployment", "demo-controller", "csi-demo"),
-                        "csi-provisioner"))["securityContext"],
-            (Json{{"privileged", true}}));
 }
 
 TEST(Render, PodTemplatePatchMergesByKubernetesKeys) {

@@ -33,6 +33,10 @@ inline constexpr std::int32_t kHealthMonitorPort = 8084;
 
 // Requests given to a sidecar when neither it nor its pod names resources.
 Json sidecarResources();
+// The securityContext of every kubernetes-csi sidecar that names none: no privilege, no
+// capability, a read-only root filesystem (as the vendors' own manifests run them; the
+// sidecars write only to their mounted sockets).
+Json sidecarSecurityContext();
 // Node plugins run on every node unless told otherwise.
 Json nodeTolerations();
 
@@ -40,11 +44,44 @@ Json nodeTolerations();
 
 namespace csiop::api {
 
+// A sidecar's HTTP endpoint (its --http-endpoint): none, or host:port.
+struct HttpEndpoint {
+  bool enabled = false;
+  std::string host; // "": every interface
+  std::int32_t port = 0;
+
+  // The --http-endpoint value, e.g. ":9809" or "localhost:29653".
+  [[nodiscard]] std::string flag() const;
+  // Bound to the loopback interface: reachable from outside the pod only with hostNetwork.
+  [[nodiscard]] bool loopback() const;
+};
+
+// `--http-endpoint` as written ("", ":8080", "localhost:8080", "[::1]:8080"); nullopt if it
+// is neither empty nor HOST:PORT with a port from 1 to 65535.
+std::optional<HttpEndpoint> parseHttpEndpoint(const std::string& text);
+
 struct EffectiveContainer {
   std::string image;
   std::string imagePullPolicy;
+  std::optional<std::vector<std::string>> command;
   std::vector<std::string> extraArgs;
-  Json resources; // null: none
+  Json env = Json::array();
+  Json resources;       // null: none
+  Json securityContext; // the sidecar default unless the user gave one
+};
+
+// Pod-level settings of the node plugin or the controller pod.
+struct EffectivePod {
+  bool hostNetwork = false;
+  bool hostPID = false;
+  std::string dnsPolicy; // "": the server's default (ClusterFirst)
+  Json securityContext;  // null: none
+  std::optional<std::int64_t> terminationGracePeriodSeconds;
+  std::string priorityClassName; // "": none
+  Json initContainers = Json::array();
+  Json extraContainers = Json::array();
+  StringMap labels;      // added to the pod template's
+  StringMap annotations; // added to the pod template's
 };
 
 struct EffectiveDriver {
@@ -58,6 +95,9 @@ struct EffectiveDriver {
   Json volumes = Json::array();
   Json volumeMounts = Json::array();
   Json securityContext; // null: privileged only
+  Json readinessProbe;  // null: none
+  Json startupProbe;    // null: none
+  Json lifecycle;       // null: none
 };
 
 struct EffectiveLeaderElection {
@@ -73,13 +113,18 @@ struct EffectiveSidecar {
   bool enabled = false;
   EffectiveContainer container;
   EffectiveLeaderElection leaderElection;
-  std::int32_t httpPort = 0;
+  HttpEndpoint http;
 };
 
 struct EffectiveProbe {
   bool enabled = true;
   EffectiveContainer container;
-  std::int32_t port = 0;
+  HttpEndpoint http;
+  // The driver container's livenessProbe on that endpoint.
+  std::int32_t initialDelaySeconds = 10;
+  std::int32_t timeoutSeconds = 3;
+  std::int32_t periodSeconds = 10;
+  std::int32_t failureThreshold = 5;
 };
 
 struct EffectiveNode {
@@ -88,14 +133,14 @@ struct EffectiveNode {
   StringMap nodeSelector;
   Json tolerations;
   Json affinity; // null: none
-  std::string priorityClassName;
-  bool hostNetwork = false;
+  EffectivePod pod;
   EffectiveContainer registrar;
-  std::int32_t registrarPort = 0;
+  HttpEndpoint registrarHttp;
   EffectiveProbe livenessProbe;
   EffectiveDriver driver;
-  Json rbacRules = Json::array();
-  Json podTemplatePatch; // null: none
+  Json rbacRules = Json::array();           // a ClusterRole
+  Json namespacedRbacRules = Json::array(); // a Role in the driver's namespace
+  Json podTemplatePatch;                    // null: none
 };
 
 struct EffectiveController {
@@ -106,12 +151,14 @@ struct EffectiveController {
   Json tolerations = Json::array();
   Json affinity;                  // null: the default anti-affinity when replicas > 1
   Json topologySpreadConstraints; // null: none
-  std::string priorityClassName;
+  EffectivePod pod;
+  Json strategy; // null: Recreate without leader election, else the server's default
   std::vector<EffectiveSidecar>
       sidecars; // provisioner, attacher, resizer, snapshotter, healthMonitor
   EffectiveProbe livenessProbe;
   EffectiveDriver driver;
   Json rbacRules = Json::array();
+  Json namespacedRbacRules = Json::array();
   Json podTemplatePatch;
 
   [[nodiscard]] const EffectiveSidecar* sidecar(Component c) const;

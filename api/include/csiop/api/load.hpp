@@ -3,10 +3,12 @@
 // document is reported, each prefixed with where it was found.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <csiop/api/field_error.hpp>
 #include <csiop/api/types.hpp>
 
 namespace csiop::api {
@@ -25,9 +27,15 @@ struct Loaded {
   [[nodiscard]] bool ok() const { return errors.empty(); }
 };
 
-Loaded loadDriverDeployments(std::string_view text, UnknownFields unknown = UnknownFields::Strict);
+// A further check of an object whose fields are valid (render::checkRendered: the pods as
+// rendered); its errors count as validation errors.
+using Check = std::function<ErrorList(const DriverDeployment&)>;
+
+Loaded loadDriverDeployments(std::string_view text, UnknownFields unknown = UnknownFields::Strict,
+                             const Check& check = {});
 
 // The same for an already-parsed object (e.g. from an AdmissionReview).
-Loaded loadDriverDeployment(const Json& object, UnknownFields unknown = UnknownFields::Strict);
+Loaded loadDriverDeployment(const Json& object, UnknownFields unknown = UnknownFields::Strict,
+                            const Check& check = {});
 
 } // namespace csiop::api

@@ -86,6 +86,9 @@ struct DriverContainer {
   std::optional<Json> volumes;         // []core/v1.Volume, added to the pod
   std::optional<Json> volumeMounts;    // []core/v1.VolumeMount
   std::optional<Json> securityContext; // core/v1.SecurityContext
+  std::optional<Json> readinessProbe;  // core/v1.Probe
+  std::optional<Json> startupProbe;    // core/v1.Probe
+  std::optional<Json> lifecycle;       // core/v1.Lifecycle (preStop, postStart)
 
   template <class V> void fields(V&& v) {
     v("image", image);
@@ -98,6 +101,9 @@ struct DriverContainer {
     v("volumes", volumes);
     v("volumeMounts", volumeMounts);
     v("securityContext", securityContext);
+    v("readinessProbe", readinessProbe);
+    v("startupProbe", startupProbe);
+    v("lifecycle", lifecycle);
   }
 };
 
@@ -122,14 +128,20 @@ struct LeaderElection {
 struct ContainerSettings {
   std::optional<std::string> image;
   std::optional<std::string> imagePullPolicy;
-  std::optional<std::vector<std::string>> args; // appended after the generated args
+  std::optional<std::vector<std::string>> command; // the image's entrypoint otherwise
+  std::optional<std::vector<std::string>> args;    // appended after the generated args
+  std::optional<Json> env;                         // []core/v1.EnvVar
   std::optional<Json> resources;
+  std::optional<Json> securityContext; // core/v1.SecurityContext; default: unprivileged
 
   template <class V> void fields(V&& v) {
     v("image", image);
     v("imagePullPolicy", imagePullPolicy);
+    v("command", command);
     v("args", args);
+    v("env", env);
     v("resources", resources);
+    v("securityContext", securityContext);
   }
 };
 
@@ -138,13 +150,15 @@ struct Sidecar {
   std::optional<bool> enabled;
   ContainerSettings container;
   std::optional<LeaderElection> leaderElection; // overrides spec.controller.leaderElection
-  std::optional<std::int32_t> httpPort;         // --http-endpoint (metrics, leader health)
+  std::optional<std::int32_t> httpPort;         // --http-endpoint=:PORT (metrics, leader health)
+  std::optional<std::string> httpEndpoint;      // --http-endpoint as is; "": none
 
   template <class V> void fields(V&& v) {
     v("enabled", enabled);
     container.fields(v);
     v("leaderElection", leaderElection);
     v("httpPort", httpPort);
+    v("httpEndpoint", httpEndpoint);
   }
 };
 
@@ -152,23 +166,58 @@ struct Sidecar {
 struct LivenessProbe {
   std::optional<bool> enabled;
   ContainerSettings container;
-  std::optional<std::int32_t> port;
+  std::optional<std::int32_t> port;                // --http-endpoint=:PORT
+  std::optional<std::string> httpEndpoint;         // --http-endpoint as is, e.g. "localhost:29653"
+  std::optional<std::int32_t> initialDelaySeconds; // of the driver container's livenessProbe
+  std::optional<std::int32_t> timeoutSeconds;
+  std::optional<std::int32_t> periodSeconds;
+  std::optional<std::int32_t> failureThreshold;
 
   template <class V> void fields(V&& v) {
     v("enabled", enabled);
     container.fields(v);
     v("port", port);
+    v("httpEndpoint", httpEndpoint);
+    v("initialDelaySeconds", initialDelaySeconds);
+    v("timeoutSeconds", timeoutSeconds);
+    v("periodSeconds", periodSeconds);
+    v("failureThreshold", failureThreshold);
   }
 };
 
 // The node-driver-registrar sidecar.
 struct Registrar {
   ContainerSettings container;
-  std::optional<std::int32_t> httpPort;
+  std::optional<std::int32_t> httpPort;    // --http-endpoint=:PORT
+  std::optional<std::string> httpEndpoint; // --http-endpoint as is; "": none
 
   template <class V> void fields(V&& v) {
     container.fields(v);
     v("httpPort", httpPort);
+    v("httpEndpoint", httpEndpoint);
+  }
+};
+
+// Pod-level fields the node plugin and the controller pods share.
+struct PodSettings {
+  std::optional<Json> securityContext; // core/v1.PodSecurityContext
+  std::optional<bool> hostPID;
+  std::optional<std::string> dnsPolicy;
+  std::optional<std::int64_t> terminationGracePeriodSeconds;
+  std::optional<Json> initContainers;  // []core/v1.Container, before the pod's containers
+  std::optional<Json> extraContainers; // []core/v1.Container, after the operator's
+  std::optional<StringMap> podLabels;
+  std::optional<StringMap> podAnnotations;
+
+  template <class V> void fields(V&& v) {
+    v("securityContext", securityContext);
+    v("hostPID", hostPID);
+    v("dnsPolicy", dnsPolicy);
+    v("terminationGracePeriodSeconds", terminationGracePeriodSeconds);
+    v("initContainers", initContainers);
+    v("extraContainers", extraContainers);
+    v("podLabels", podLabels);
+    v("podAnnotations", podAnnotations);
   }
 };
 
@@ -182,11 +231,13 @@ struct NodeSpec {
   std::optional<std::string> priorityClassName;
   std::optional<Json> resources; // default for every container without its own
   std::optional<bool> hostNetwork;
+  PodSettings pod;
   std::optional<Registrar> registrar;
   std::optional<LivenessProbe> livenessProbe;
   std::optional<DriverContainer> driver;
-  std::optional<Json> rbacRules;        // []rbac/v1.PolicyRule for the node driver
-  std::optional<Json> podTemplatePatch; // strategic-merge patch of the pod template
+  std::optional<Json> rbacRules;           // []rbac/v1.PolicyRule for the node driver
+  std::optional<Json> namespacedRbacRules; // the same, granted in the driver's namespace only
+  std::optional<Json> podTemplatePatch;    // strategic-merge patch of the pod template
 
   template <class V> void fields(V&& v) {
     v("kubeletDir", kubeletDir);
@@ -197,10 +248,12 @@ struct NodeSpec {
     v("priorityClassName", priorityClassName);
     v("resources", resources);
     v("hostNetwork", hostNetwork);
+    pod.fields(v);
     v("registrar", registrar);
     v("livenessProbe", livenessProbe);
     v("driver", driver);
     v("rbacRules", rbacRules);
+    v("namespacedRbacRules", namespacedRbacRules);
     v("podTemplatePatch", podTemplatePatch);
   }
 };
@@ -217,6 +270,9 @@ struct ControllerSpec {
   std::optional<Json> topologySpreadConstraints;
   std::optional<std::string> priorityClassName;
   std::optional<Json> resources;
+  std::optional<bool> hostNetwork;
+  PodSettings pod;
+  std::optional<Json> strategy; // apps/v1 DeploymentStrategy or StatefulSetUpdateStrategy
   std::optional<LeaderElection> leaderElection;
   std::optional<Sidecar> provisioner;
   std::optional<Sidecar> attacher;
@@ -226,6 +282,7 @@ struct ControllerSpec {
   std::optional<LivenessProbe> livenessProbe;
   std::optional<DriverContainer> driver;
   std::optional<Json> rbacRules;
+  std::optional<Json> namespacedRbacRules;
   std::optional<Json> podTemplatePatch;
 
   template <class V> void fields(V&& v) {
@@ -238,6 +295,9 @@ struct ControllerSpec {
     v("topologySpreadConstraints", topologySpreadConstraints);
     v("priorityClassName", priorityClassName);
     v("resources", resources);
+    v("hostNetwork", hostNetwork);
+    pod.fields(v);
+    v("strategy", strategy);
     v("leaderElection", leaderElection);
     v("provisioner", provisioner);
     v("attacher", attacher);
@@ -247,6 +307,7 @@ struct ControllerSpec {
     v("livenessProbe", livenessProbe);
     v("driver", driver);
     v("rbacRules", rbacRules);
+    v("namespacedRbacRules", namespacedRbacRules);
     v("podTemplatePatch", podTemplatePatch);
   }
 };

@@ -3,6 +3,7 @@
 #include <csiop/controller/reconciler.hpp>
 
 #include <csiop/api/load.hpp>
+#include <csiop/render/check.hpp>
 
 #include "reconcile_run.hpp"
 
@@ -11,7 +12,8 @@ namespace csiop::controller {
 namespace asio = boost::asio;
 
 asio::awaitable<StepResult> Reconciler::loadSpecOrReportInvalid(ReconcileRun& run) {
-  api::Loaded loaded = api::loadDriverDeployment(run.dd, api::UnknownFields::Ignore);
+  api::Loaded loaded =
+      api::loadDriverDeployment(run.dd, api::UnknownFields::Ignore, render::checkRendered);
   if (!loaded.ok()) {
     const api::DriverDeploymentStatus invalid =
         invalidSpecStatus(run.observed, run.previous, loaded.errors, now_());

@@ -15,18 +15,14 @@ inline constexpr const char* kSocketPath = "/csi/csi.sock";
 Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
                      const api::EffectiveProbe& probe, bool nodePlugin);
 Json registrarContainer(const Effective& e);
-Json livenessContainer(const api::EffectiveProbe& probe, const Json& securityContext);
-Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s,
-                      const Json& securityContext);
+Json livenessContainer(const api::EffectiveProbe& probe);
+// A controller sidecar, in the controller pod or (placement NodePlugin) the node plugin's.
+// Every sidecar runs with its own securityContext (unprivileged by default), whatever the
+// driver's: on SELinux hosts that enforce, a sidecar may need seLinuxOptions type spc_t
+// (or privileged) to use a socket that a privileged driver created; the user says so.
+Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s);
 
 Json socketMount();
-
-// The security context of the sidecars that dial the driver's socket: privileged
-// when the driver is (as upstream does it: on SELinux hosts only a privileged
-// container may use a socket that a privileged container created), otherwise
-// no privilege escalation and a read-only root file system. In the node plugin
-// (`nodePlugin`) a driver without a securityContext of its own is privileged.
-Json sidecarSecurityContext(const api::EffectiveDriver& driver, bool nodePlugin);
 
 // How many owner references the provisioner follows from its pod to the workload
 // that owns its CSIStorageCapacity objects: 1 for a StatefulSet or the node plugin

@@ -24,18 +24,59 @@ Json nodeSelector(const api::StringMap& chosen) {
   return out;
 }
 
-void commonPodFields(Json& spec, const Effective& e) {
+// The pod fields the node plugin and the controller pod share, after serviceAccountName.
+void commonPodFields(Json& spec, const api::EffectivePod& pod) {
+  if (!pod.priorityClassName.empty()) {
+    spec["priorityClassName"] = pod.priorityClassName;
+  }
+  if (pod.hostNetwork) {
+    spec["hostNetwork"] = true;
+  }
+  if (pod.hostPID) {
+    spec["hostPID"] = true;
+  }
+  if (!pod.dnsPolicy.empty()) {
+    spec["dnsPolicy"] = pod.dnsPolicy;
+  }
+  if (!pod.securityContext.is_null()) {
+    spec["securityContext"] = pod.securityContext;
+  }
+  if (pod.terminationGracePeriodSeconds) {
+    spec["terminationGracePeriodSeconds"] = *pod.terminationGracePeriodSeconds;
+  }
+}
+
+void imagePullSecrets(Json& spec, const Effective& e) {
   if (!e.imagePullSecrets.empty()) {
     spec["imagePullSecrets"] = e.imagePullSecrets;
   }
 }
 
-Json podTemplate(const Effective& e, const char* componentName, Json spec, const Json& patch) {
-  Json tmpl =
-      Json{{"metadata",
-            {{"labels", labels(e, componentName)},
-             {"annotations", {{"kubectl.kubernetes.io/default-container", kDriverContainer}}}}},
-           {"spec", std::move(spec)}};
+// The operator's containers, then the user's; init containers before them.
+void containers(Json& spec, Json own, const api::EffectivePod& pod) {
+  if (!pod.initContainers.empty()) {
+    spec["initContainers"] = pod.initContainers;
+  }
+  for (const auto& c : pod.extraContainers) {
+    own.push_back(c);
+  }
+  spec["containers"] = std::move(own);
+}
+
+Json podTemplate(const Effective& e, const char* componentName, const api::EffectivePod& pod,
+                 Json spec, const Json& patch) {
+  Json podLabels = labels(e, componentName);
+  for (const auto& [k, v] : pod.labels) {
+    if (!podLabels.contains(k)) { // the operator's own labels (the selector) stay
+      podLabels[k] = v;
+    }
+  }
+  Json annotations = Json{{"kubectl.kubernetes.io/default-container", kDriverContainer}};
+  for (const auto& [k, v] : pod.annotations) {
+    annotations[k] = v;
+  }
+  Json tmpl = Json{{"metadata", {{"labels", std::move(podLabels)}, {"annotations", annotations}}},
+                   {"spec", std::move(spec)}};
   if (!patch.is_null()) {
     tmpl = strategicMerge(std::move(tmpl), patch);
   }
@@ -51,12 +92,9 @@ Json renderNodeDaemonSet(const Effective& e) {
   spec["serviceAccountName"] = nodeName(e);
   // The node plugin talks to the API server only if the driver was granted rules, or
   // if the controller sidecars run in it.
-  spec["automountServiceAccountToken"] = !n.rbacRules.empty() || withController;
-  spec["priorityClassName"] = n.priorityClassName;
-  if (n.hostNetwork) {
-    spec["hostNetwork"] = true;
-    spec["dnsPolicy"] = "ClusterFirstWithHostNet";
-  }
+  spec["automountServiceAccountToken"] =
+      !n.rbacRules.empty() || !n.namespacedRbacRules.empty() || withController;
+  commonPodFields(spec, n.pod);
   spec["nodeSelector"] = nodeSelector(n.nodeSelector);
   if (!n.tolerations.empty()) {
     spec["tolerations"] = n.tolerations;
@@ -64,23 +102,22 @@ Json renderNodeDaemonSet(const Effective& e) {
   if (!n.affinity.is_null()) {
     spec["affinity"] = n.affinity;
   }
-  commonPodFields(spec, e);
-  Json containers =
+  imagePullSecrets(spec, e);
+  Json own =
       Json::array({driverContainer(e, n.driver, n.livenessProbe, true), registrarContainer(e)});
   if (n.livenessProbe.enabled) {
-    containers.push_back(livenessContainer(n.livenessProbe, Json{{"privileged", true}}));
+    own.push_back(livenessContainer(n.livenessProbe));
   }
   if (withController) {
     // One driver process per node serves both CSI services (drivers that keep their
     // volumes in memory need that), and the sidecars reach it on the node's socket.
-    const Json sidecarContext = sidecarSecurityContext(n.driver, true);
     for (const auto& s : e.controller->sidecars) {
       if (s.enabled) {
-        containers.push_back(sidecarContainer(e, s, sidecarContext));
+        own.push_back(sidecarContainer(e, s));
       }
     }
   }
-  spec["containers"] = std::move(containers);
+  containers(spec, std::move(own), n.pod);
   const std::string& k = n.kubeletDir;
   Json volumes = Json::array({
       hostPath("socket-dir", k + "/plugins/" + e.driverName, "DirectoryOrCreate"),
@@ -104,7 +141,7 @@ Json renderNodeDaemonSet(const Effective& e) {
   } else if (!n.updateStrategy.is_null()) {
     dsSpec["updateStrategy"] = n.updateStrategy;
   }
-  dsSpec["template"] = podTemplate(e, component::kNode, std::move(spec), n.podTemplatePatch);
+  dsSpec["template"] = podTemplate(e, component::kNode, n.pod, std::move(spec), n.podTemplatePatch);
   ds["spec"] = std::move(dsSpec);
   return ds;
 }
@@ -113,7 +150,7 @@ Json renderControllerWorkload(const Effective& e) {
   const auto& c = *e.controller;
   Json spec = Json::object();
   spec["serviceAccountName"] = controllerName(e);
-  spec["priorityClassName"] = c.priorityClassName;
+  commonPodFields(spec, c.pod);
   spec["nodeSelector"] = nodeSelector(c.nodeSelector);
   if (!c.tolerations.empty()) {
     spec["tolerations"] = c.tolerations;
@@ -134,18 +171,17 @@ Json renderControllerWorkload(const Effective& e) {
   if (!c.topologySpreadConstraints.is_null()) {
     spec["topologySpreadConstraints"] = c.topologySpreadConstraints;
   }
-  commonPodFields(spec, e);
-  const Json sidecarContext = sidecarSecurityContext(c.driver, false);
-  Json containers = Json::array({driverContainer(e, c.driver, c.livenessProbe, false)});
+  imagePullSecrets(spec, e);
+  Json own = Json::array({driverContainer(e, c.driver, c.livenessProbe, false)});
   for (const auto& s : c.sidecars) {
     if (s.enabled) {
-      containers.push_back(sidecarContainer(e, s, sidecarContext));
+      own.push_back(sidecarContainer(e, s));
     }
   }
   if (c.livenessProbe.enabled) {
-    containers.push_back(livenessContainer(c.livenessProbe, sidecarContext));
+    own.push_back(livenessContainer(c.livenessProbe));
   }
-  spec["containers"] = std::move(containers);
+  containers(spec, std::move(own), c.pod);
   Json volumes = Json::array({Json{{"name", "socket-dir"}, {"emptyDir", Json::object()}}});
   for (const auto& v : c.driver.volumes) {
     volumes.push_back(v);
@@ -160,6 +196,11 @@ Json renderControllerWorkload(const Effective& e) {
   wSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kController)}};
   if (statefulSet) {
     wSpec["serviceName"] = controllerName(e);
+    if (!c.strategy.is_null()) {
+      wSpec["updateStrategy"] = c.strategy;
+    }
+  } else if (!c.strategy.is_null()) {
+    wSpec["strategy"] = c.strategy;
   } else {
     const bool anyElection = std::any_of(c.sidecars.begin(), c.sidecars.end(), [](const auto& s) {
       return s.enabled && s.leaderElection.enabled;
@@ -170,7 +211,8 @@ Json renderControllerWorkload(const Effective& e) {
       wSpec["strategy"] = Json{{"type", "Recreate"}};
     }
   }
-  wSpec["template"] = podTemplate(e, component::kController, std::move(spec), c.podTemplatePatch);
+  wSpec["template"] =
+      podTemplate(e, component::kController, c.pod, std::move(spec), c.podTemplatePatch);
   w["spec"] = std::move(wSpec);
   return w;
 }

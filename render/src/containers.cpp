@@ -22,17 +22,58 @@ void setResources(Json& c, const Json& resources) {
   }
 }
 
+// name, image, pull policy and command of a sidecar container.
+Json sidecarBase(const char* name, const api::EffectiveContainer& settings) {
+  Json c = Json::object();
+  c["name"] = name;
+  c["image"] = settings.image;
+  c["imagePullPolicy"] = settings.imagePullPolicy;
+  if (settings.command) {
+    c["command"] = *settings.command;
+  }
+  return c;
+}
+
+// A sidecar's env: the generated variables, then the user's.
+void setEnv(Json& c, const api::EffectiveContainer& settings, Json env) {
+  for (const auto& v : settings.env) {
+    env.push_back(v);
+  }
+  if (!env.empty()) {
+    c["env"] = std::move(env);
+  }
+}
+
+void setSecurityAndResources(Json& c, const api::EffectiveContainer& settings) {
+  c["securityContext"] = settings.securityContext;
+  setResources(c, settings.resources);
+}
+
 Json fieldRef(const char* name, const char* path) {
   return Json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
 }
 
-Json httpProbe(const char* path, const char* port, int initialDelay, int timeout, int period,
-               int failures) {
-  return Json{{"httpGet", {{"path", path}, {"port", port}}},
+// An HTTP GET probe of `endpoint`'s named port; a loopback endpoint is probed there (the
+// kubelet reaches it only in a pod on the host's network, which validation ensures).
+Json httpProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
+               int initialDelay, int timeout, int period, int failures) {
+  Json get = Json{{"path", path}, {"port", port}};
+  if (endpoint.loopback()) {
+    std::string host = endpoint.host;
+    if (host.starts_with('[')) {
+      host = host.substr(1, host.size() - 2);
+    }
+    get["host"] = host;
+  }
+  return Json{{"httpGet", std::move(get)},
               {"initialDelaySeconds", initialDelay},
               {"timeoutSeconds", timeout},
               {"periodSeconds", period},
               {"failureThreshold", failures}};
+}
+
+Json tcpPort(const char* name, std::int32_t port) {
+  return Json{{"name", name}, {"containerPort", port}, {"protocol", "TCP"}};
 }
 
 const char* portName(api::Component c) {
@@ -53,17 +94,6 @@ const char* portName(api::Component c) {
 }
 
 } // namespace
-
-Json sidecarSecurityContext(const api::EffectiveDriver& driver, bool nodePlugin) {
-  // A node plugin's driver without a securityContext of its own runs privileged.
-  const bool privileged = nodePlugin ? driver.securityContext.is_null() ||
-                                           api::isTrue(driver.securityContext, "privileged")
-                                     : api::isTrue(driver.securityContext, "privileged");
-  if (privileged) {
-    return Json{{"privileged", true}};
-  }
-  return Json{{"allowPrivilegeEscalation", false}, {"readOnlyRootFilesystem", true}};
-}
 
 int capacityOwnerLevel(const Effective& e) {
   return e.hasControllerWorkload() && e.controller->kind == "Deployment" ? 2 : 1;
@@ -94,7 +124,7 @@ Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
   c["env"] = std::move(env);
   Json ports = Json::array();
   if (probe.enabled) {
-    ports.push_back(Json{{"name", "healthz"}, {"containerPort", probe.port}, {"protocol", "TCP"}});
+    ports.push_back(tcpPort("healthz", probe.http.port));
   }
   for (const auto& p : d.ports) {
     ports.push_back(p);
@@ -103,7 +133,18 @@ Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
     c["ports"] = std::move(ports);
   }
   if (probe.enabled) {
-    c["livenessProbe"] = httpProbe("/healthz", "healthz", 10, 3, 10, 5);
+    c["livenessProbe"] =
+        httpProbe("/healthz", probe.http, "healthz", probe.initialDelaySeconds,
+                  probe.timeoutSeconds, probe.periodSeconds, probe.failureThreshold);
+  }
+  if (!d.readinessProbe.is_null()) {
+    c["readinessProbe"] = d.readinessProbe;
+  }
+  if (!d.startupProbe.is_null()) {
+    c["startupProbe"] = d.startupProbe;
+  }
+  if (!d.lifecycle.is_null()) {
+    c["lifecycle"] = d.lifecycle;
   }
   if (!d.securityContext.is_null()) {
     c["securityContext"] = d.securityContext;
@@ -132,48 +173,47 @@ Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
 
 Json registrarContainer(const Effective& e) {
   const auto& n = e.node;
-  Json c = Json::object();
-  c["name"] = "node-driver-registrar";
-  c["image"] = n.registrar.image;
-  c["imagePullPolicy"] = n.registrar.imagePullPolicy;
-  c["args"] = argsOf(
+  Json c = sidecarBase("node-driver-registrar", n.registrar);
+  Json args = Json::array(
       {std::string("--csi-address=") + kSocketPath,
-       "--kubelet-registration-path=" + n.kubeletDir + "/plugins/" + e.driverName + "/csi.sock",
-       "--http-endpoint=:" + std::to_string(n.registrarPort)},
-      n.registrar.extraArgs);
-  c["ports"] = Json::array(
-      {Json{{"name", "registrar"}, {"containerPort", n.registrarPort}, {"protocol", "TCP"}}});
-  c["livenessProbe"] = httpProbe("/healthz", "registrar", 5, 5, 10, 3);
-  // The node driver is always privileged; see sidecarSecurityContext.
-  c["securityContext"] = Json{{"privileged", true}};
-  setResources(c, n.registrar.resources);
+       "--kubelet-registration-path=" + n.kubeletDir + "/plugins/" + e.driverName + "/csi.sock"});
+  if (n.registrarHttp.enabled) {
+    args.push_back("--http-endpoint=" + n.registrarHttp.flag());
+  }
+  for (const auto& a : n.registrar.extraArgs) {
+    args.push_back(a);
+  }
+  c["args"] = std::move(args);
+  setEnv(c, n.registrar, Json::array());
+  if (n.registrarHttp.enabled) {
+    c["ports"] = Json::array({tcpPort("registrar", n.registrarHttp.port)});
+    c["livenessProbe"] = httpProbe("/healthz", n.registrarHttp, "registrar", 5, 5, 10, 3);
+  }
+  setSecurityAndResources(c, n.registrar);
   c["volumeMounts"] = Json::array(
       {socketMount(), Json{{"name", "registration-dir"}, {"mountPath", "/registration"}}});
   return c;
 }
 
-Json livenessContainer(const api::EffectiveProbe& probe, const Json& securityContext) {
-  Json c = Json::object();
-  c["name"] = "liveness-probe";
-  c["image"] = probe.container.image;
-  c["imagePullPolicy"] = probe.container.imagePullPolicy;
-  c["args"] = argsOf(
-      {std::string("--csi-address=") + kSocketPath, "--health-port=" + std::to_string(probe.port)},
-      probe.container.extraArgs);
-  c["securityContext"] = securityContext;
-  setResources(c, probe.container.resources);
+Json livenessContainer(const api::EffectiveProbe& probe) {
+  Json c = sidecarBase("liveness-probe", probe.container);
+  // --http-endpoint, not the deprecated --health-port (which binds every interface and,
+  // given beside --http-endpoint, makes livenessprobe exit).
+  c["args"] =
+      argsOf({std::string("--csi-address=") + kSocketPath, "--http-endpoint=" + probe.http.flag()},
+             probe.container.extraArgs);
+  setEnv(c, probe.container, Json::array());
+  setSecurityAndResources(c, probe.container);
   c["volumeMounts"] = Json::array({socketMount()});
   return c;
 }
 
-Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s,
-                      const Json& securityContext) {
-  Json c = Json::object();
-  c["name"] = s.name;
-  c["image"] = s.container.image;
-  c["imagePullPolicy"] = s.container.imagePullPolicy;
-  Json args = Json::array({std::string("--csi-address=") + kSocketPath,
-                           "--http-endpoint=:" + std::to_string(s.httpPort)});
+Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
+  Json c = sidecarBase(s.name, s.container);
+  Json args = Json::array({std::string("--csi-address=") + kSocketPath});
+  if (s.http.enabled) {
+    args.push_back("--http-endpoint=" + s.http.flag());
+  }
   const auto& le = s.leaderElection;
   if (le.enabled) {
     args.push_back("--leader-election");
@@ -198,19 +238,19 @@ Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s,
     args.push_back(a);
   }
   c["args"] = std::move(args);
-  if (capacity) {
-    c["env"] = Json::array(
-        {fieldRef("NAMESPACE", "metadata.namespace"), fieldRef("POD_NAME", "metadata.name")});
-  }
+  setEnv(c, s.container,
+         capacity ? Json::array({fieldRef("NAMESPACE", "metadata.namespace"),
+                                 fieldRef("POD_NAME", "metadata.name")})
+                  : Json::array());
   const char* port = portName(s.component);
-  c["ports"] =
-      Json::array({Json{{"name", port}, {"containerPort", s.httpPort}, {"protocol", "TCP"}}});
-  if (le.enabled) {
-    // Restart a sidecar whose leader election is stuck (upstream's recommendation).
-    c["livenessProbe"] = httpProbe("/healthz/leader-election", port, 10, 10, 20, 1);
+  if (s.http.enabled) {
+    c["ports"] = Json::array({tcpPort(port, s.http.port)});
+    if (le.enabled) {
+      // Restart a sidecar whose leader election is stuck (upstream's recommendation).
+      c["livenessProbe"] = httpProbe("/healthz/leader-election", s.http, port, 10, 10, 20, 1);
+    }
   }
-  c["securityContext"] = securityContext;
-  setResources(c, s.container.resources);
+  setSecurityAndResources(c, s.container);
   c["volumeMounts"] = Json::array({socketMount()});
   return c;
 }

@@ -204,11 +204,19 @@ std::vector<Json> renderRbac(const Effective& e) {
     addRole(clusterScoped, namespaced, e, rbacName(e, "node-driver"), "", e.node.rbacRules,
             nodeName(e));
   }
+  if (!e.node.namespacedRbacRules.empty()) {
+    addRole(clusterScoped, namespaced, e, rbacName(e, "node-driver"), e.namespace_,
+            e.node.namespacedRbacRules, nodeName(e));
+  }
   if (e.controller) {
     const std::string sa = controllerServiceAccount(e);
     if (!e.controller->rbacRules.empty()) {
       addRole(clusterScoped, namespaced, e, rbacName(e, "controller-driver"), "",
               e.controller->rbacRules, sa);
+    }
+    if (!e.controller->namespacedRbacRules.empty()) {
+      addRole(clusterScoped, namespaced, e, rbacName(e, "controller-driver"), e.namespace_,
+              e.controller->namespacedRbacRules, sa);
     }
     for (const auto& s : e.controller->sidecars) {
       if (!s.enabled) {

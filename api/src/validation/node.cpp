@@ -1,0 +1,99 @@
+#include "sections.hpp"
+
+#include <algorithm>
+
+#include <csiop/api/defaults.hpp>
+#include <csiop/api/json_access.hpp>
+
+namespace csiop::api::validation {
+
+Ports node(Validator& v, const DriverDeploymentSpec& spec) {
+  const NodeSpec n = spec.node.value_or(NodeSpec{});
+  const std::string p = "spec.node";
+  if (n.kubeletDir) {
+    const auto& d = *n.kubeletDir;
+    if (d.empty() || d.front() != '/') {
+      v.add(invalid(p + ".kubeletDir", d, "must be an absolute path"));
+    } else if (d.find("/../") != std::string::npos || d.ends_with("/..") ||
+               d.find_first_of(" \t\n:") != std::string::npos) {
+      v.add(invalid(p + ".kubeletDir", d, "must not contain '..', ':' or whitespace"));
+    }
+  }
+  if (n.updateStrategy) {
+    if (!n.updateStrategy->is_object()) {
+      v.add(invalid(p + ".updateStrategy", *n.updateStrategy, "must be a DaemonSetUpdateStrategy"));
+    } else if (n.updateStrategy->contains("type")) {
+      const auto& t = (*n.updateStrategy)["type"];
+      v.oneOf(p + ".updateStrategy.type", t.is_string() ? t.get<std::string>() : "",
+              {"OnDelete", "RollingUpdate", "WhenVolumesUnused"});
+    }
+    if (n.updateStrategy->is_object() && n.updateStrategy->contains("whenVolumesUnused") &&
+        n.updateStrategy->value("type", Json()) != "WhenVolumesUnused") {
+      v.add(forbidden(p + ".updateStrategy.whenVolumesUnused",
+                      "may only be set with type WhenVolumesUnused"));
+    }
+    if (n.updateStrategy->is_object()) {
+      const Json params = n.updateStrategy->value("whenVolumesUnused", Json::object());
+      const Json max = params.is_object() ? params.value("maxUnavailable", Json()) : Json();
+      const std::string text = max.is_string() ? max.get<std::string>() : "";
+      const bool percent =
+          text.size() >= 2 && text.size() <= 4 && text.back() == '%' &&
+          std::all_of(text.begin(), text.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
+      const bool count = max.is_number_integer() && max.get<std::int64_t>() >= 1 &&
+                         max.get<std::int64_t>() <= 1000000;
+      if (!max.is_null() && !percent && !count) {
+        v.add(invalid(p + ".updateStrategy.whenVolumesUnused.maxUnavailable", max,
+                      "must be a number of nodes (at least 1) or a percentage such as \"10%\""));
+      }
+    }
+  }
+  if (n.nodeSelector) {
+    v.labels(p + ".nodeSelector", *n.nodeSelector, true);
+  }
+  v.tolerations(p + ".tolerations", n.tolerations);
+  v.object(p + ".affinity", n.affinity, "an Affinity object");
+  v.priorityClass(p + ".priorityClassName", n.priorityClassName);
+  v.resources(p + ".resources", n.resources);
+  v.container(p + ".registrar", n.registrar);
+  v.container(p + ".livenessProbe", n.livenessProbe);
+  v.rbacRules(p + ".rbacRules", n.rbacRules);
+  v.rbacRules(p + ".namespacedRbacRules", n.namespacedRbacRules);
+  v.object(p + ".podTemplatePatch", n.podTemplatePatch, "an object (a pod template patch)");
+  v.podSettings(p, n.pod);
+
+  const bool hostNetwork = n.hostNetwork.value_or(false);
+  Ports reserved;
+  const Registrar registrar = n.registrar.value_or(Registrar{});
+  reservePort(v, reserved, p + ".registrar", registrar.httpEndpoint, "httpPort",
+              v.httpEndpoint(p + ".registrar", registrar.httpEndpoint, registrar.httpPort,
+                             "httpPort", defaults::kRegistrarPort, true, hostNetwork,
+                             p + ".hostNetwork"));
+  const LivenessProbe probe = n.livenessProbe.value_or(LivenessProbe{});
+  if (probe.enabled.value_or(true)) {
+    livenessProbe(v, p + ".livenessProbe", probe);
+    reservePort(v, reserved, p + ".livenessProbe", probe.httpEndpoint, "port",
+                v.httpEndpoint(p + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
+                               defaults::kLivenessPort, false, hostNetwork, p + ".hostNetwork"));
+  }
+  return reserved;
+}
+
+void nodeDriver(Validator& v, const DriverDeploymentSpec& spec, const Ports& reserved) {
+  const NodeSpec n = spec.node.value_or(NodeSpec{});
+  const std::string p = "spec.node";
+  const std::string kubeletDir = kubeletDirOf(spec);
+  const bool ownContext = n.driver && n.driver->securityContext;
+  const auto& context = ownContext ? n.driver->securityContext : spec.driver.securityContext;
+  if (context && context->is_object() && !isTrue(*context, "privileged")) {
+    v.add(forbidden((ownContext ? p + ".driver" : std::string("spec.driver")) +
+                        ".securityContext.privileged",
+                    "the node plugin must be privileged: it mounts the kubelet's pods and "
+                    "plugins directories with Bidirectional propagation"));
+  }
+  const auto volumes =
+      driverInPod(v, spec, n.driver, p + ".driver", kNodeVolumes,
+                  {"/csi", "/dev", kubeletDir + "/pods", kubeletDir + "/plugins"}, reserved);
+  podContainers(v, p, n.pod, volumes);
+}
+
+} // namespace csiop::api::validation

@@ -1,0 +1,62 @@
+// The sections of validate(), one per part of the spec. Each adds what it finds to the
+// Validator; ports go from one section to the next because the pods share them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "validator.hpp"
+
+namespace csiop::api::validation {
+
+using Ports = std::map<std::int64_t, std::string>; // port -> the field that uses it
+
+// The operator's own volumes of each pod (names a user's volume may not take).
+extern const std::set<std::string> kNodeVolumes;
+extern const std::set<std::string> kControllerVolumes;
+
+// spec.csiDriver.
+void csiDriver(Validator& v, const DriverDeploymentSpec& spec);
+
+// The node plugin pod but its driver container (nodeDriver); returns the ports its
+// sidecars use.
+Ports node(Validator& v, const DriverDeploymentSpec& spec);
+
+// The node plugin's driver container; `reserved`: the ports of the pod's other containers.
+void nodeDriver(Validator& v, const DriverDeploymentSpec& spec, const Ports& reserved);
+
+// The controller side; `nodePorts`: the node plugin pod's sidecar ports. Returns the ports
+// the node plugin's driver container must leave free (its sidecars', and the controller
+// sidecars' when they run in the same pod).
+Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& nodePorts);
+
+// Driver container checks that need the merged (effective) view of one pod: spec.driver
+// with the pod's override. Returns the names of the pod's volumes.
+std::set<std::string> driverInPod(Validator& v, const DriverDeploymentSpec& spec,
+                                  const std::optional<DriverContainer>& override,
+                                  const std::string& overridePath,
+                                  const std::set<std::string>& reservedVolumes,
+                                  const std::set<std::string>& reservedPaths,
+                                  const Ports& reservedPorts);
+
+// The containers a user adds to a pod (`path`: spec.node or spec.controller), which mount
+// the pod's `volumes`.
+void podContainers(Validator& v, const std::string& path, const PodSettings& pod,
+                   const std::set<std::string>& volumes);
+
+// The port of a sidecar's endpoint in its pod: free, then taken. The field named is
+// httpEndpoint when `text` (the endpoint as written) is set, else the port shorthand.
+void reservePort(Validator& v, Ports& reserved, const std::string& path,
+                 const std::optional<std::string>& text, const char* portField,
+                 const HttpEndpoint& endpoint);
+
+// The timings of the driver container's livenessProbe (spec.*.livenessProbe).
+void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& probe);
+
+// spec.storageClasses.
+void storageClasses(Validator& v, const DriverDeploymentSpec& spec);
+
+} // namespace csiop::api::validation

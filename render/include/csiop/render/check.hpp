@@ -1,0 +1,23 @@
+// The pods as rendered, checked: what validation of the fields cannot see, because a
+// podTemplatePatch (applied last) may change anything in them.
+#pragma once
+
+#include <csiop/api/field_error.hpp>
+#include <csiop/api/types.hpp>
+
+namespace csiop::render {
+
+// For a DriverDeployment whose fields are valid (api::validate): renders its node plugin and
+// controller pod templates and reports, at the podTemplatePatch that did it, whatever would
+// break the driver or make the API server or the kubelet refuse the pod:
+//  - template labels that no longer carry the selector's;
+//  - the driver container gone, or no longer mounting its socket directory at /csi; in the
+//    node plugin, the registrar gone or without the registration directory;
+//  - a container that mounts a volume the pod lacks, two containers or volumes of one name,
+//    a container without an image;
+//  - a mount with Bidirectional propagation in a container that is not privileged.
+// Empty when the pods are sound. The CLI, the webhook and the reconciler run it after
+// api::validate (api::loadDriverDeployments takes it as its check).
+api::ErrorList checkRendered(const api::DriverDeployment& object);
+
+} // namespace csiop::render

@@ -1,0 +1,165 @@
+#include <csiop/render/check.hpp>
+
+#include <set>
+
+#include <csiop/api/json_access.hpp>
+
+#include "containers.hpp"
+#include "workloads.hpp"
+
+namespace csiop::render {
+namespace {
+
+const Json& at(const Json& j, const char* key) {
+  static const Json null;
+  return j.is_object() && j.contains(key) ? j[key] : null;
+}
+
+// The list at j[key], or an empty one.
+const Json& listAt(const Json& j, const char* key) {
+  static const Json empty = Json::array();
+  const Json& v = at(j, key);
+  return v.is_array() ? v : empty;
+}
+
+std::string quoted(const std::string& s) {
+  return "\"" + s + "\"";
+}
+
+class PodCheck {
+public:
+  PodCheck(api::ErrorList& errors, std::string path, bool patched)
+      : errors_(errors), path_(std::move(path)), patched_(patched) {}
+
+  void run(const Json& workload, bool nodePlugin) {
+    const Json& tmpl = at(at(workload, "spec"), "template");
+    labels(at(at(at(workload, "spec"), "selector"), "matchLabels"),
+           at(at(tmpl, "metadata"), "labels"));
+    const Json& pod = at(tmpl, "spec");
+    const auto volumes = volumeNames(listAt(pod, "volumes"));
+    std::set<std::string> names;
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const auto& c : listAt(pod, list)) {
+        container(c, volumes, names);
+      }
+    }
+    const Json* driver = find(listAt(pod, "containers"), kDriverContainer);
+    if (!driver) {
+      fail(std::string("the pod has no container ") + quoted(kDriverContainer) +
+           " (the CSI driver)");
+    } else if (!mounts(*driver, "socket-dir", kSocketDir)) {
+      fail(std::string("container ") + quoted(kDriverContainer) +
+           " does not mount volume \"socket-dir\" at " + kSocketDir +
+           ", where the sidecars reach its socket");
+    }
+    if (!volumes.contains("socket-dir")) {
+      fail("the pod has no volume \"socket-dir\" (the driver's socket directory)");
+    }
+    if (nodePlugin) {
+      const Json* registrar = find(listAt(pod, "containers"), "node-driver-registrar");
+      if (!registrar) {
+        fail("the pod has no container \"node-driver-registrar\" (it registers the driver with "
+             "the kubelet)");
+      } else if (!mounts(*registrar, "registration-dir", "/registration")) {
+        fail("container \"node-driver-registrar\" does not mount volume \"registration-dir\" at "
+             "/registration, the kubelet's plugin registry");
+      }
+    }
+  }
+
+private:
+  void fail(const std::string& what) {
+    errors_.push_back(
+        api::forbidden(path_, (patched_ ? "after the patch, " : "as rendered, ") + what));
+  }
+
+  void labels(const Json& selector, const Json& labels) {
+    if (!selector.is_object()) {
+      return;
+    }
+    for (const auto& [k, v] : selector.items()) {
+      if (!labels.is_object() || !labels.contains(k) || labels[k] != v) {
+        fail("the pod template's labels must keep the selector's label " + k + "=" +
+             quoted(v.is_string() ? v.get<std::string>() : v.dump()));
+      }
+    }
+  }
+
+  std::set<std::string> volumeNames(const Json& volumes) {
+    std::set<std::string> out;
+    for (const auto& v : volumes) {
+      const std::string name = api::stringField(v, "name");
+      if (!name.empty() && !out.insert(name).second) {
+        fail("two volumes are named " + quoted(name));
+      }
+    }
+    return out;
+  }
+
+  void container(const Json& c, const std::set<std::string>& volumes,
+                 std::set<std::string>& names) {
+    const std::string name = api::stringField(c, "name");
+    if (name.empty()) {
+      fail("a container has no name");
+      return;
+    }
+    if (!names.insert(name).second) {
+      fail("two containers are named " + quoted(name));
+    }
+    if (api::stringField(c, "image").empty()) {
+      fail("container " + quoted(name) + " has no image");
+    }
+    const bool privileged = api::isTrue(at(c, "securityContext"), "privileged");
+    for (const auto& m : listAt(c, "volumeMounts")) {
+      const std::string volume = api::stringField(m, "name");
+      if (!volumes.contains(volume)) {
+        fail("container " + quoted(name) + " mounts volume " + quoted(volume) +
+             ", which the pod does not have");
+      }
+      if (api::stringField(m, "mountPropagation") == "Bidirectional" && !privileged) {
+        fail("container " + quoted(name) + " mounts " + quoted(api::stringField(m, "mountPath")) +
+             " with Bidirectional propagation, which only a privileged container may do");
+      }
+    }
+  }
+
+  static const Json* find(const Json& containers, const std::string& name) {
+    for (const auto& c : containers) {
+      if (api::stringField(c, "name") == name) {
+        return &c;
+      }
+    }
+    return nullptr;
+  }
+
+  static bool mounts(const Json& c, const std::string& volume, const std::string& path) {
+    for (const auto& m : listAt(c, "volumeMounts")) {
+      if (api::stringField(m, "name") == volume && api::stringField(m, "mountPath") == path) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  api::ErrorList& errors_;
+  std::string path_;
+  bool patched_;
+};
+
+} // namespace
+
+api::ErrorList checkRendered(const api::DriverDeployment& object) {
+  const api::Effective e = api::resolve(object);
+  api::ErrorList errors;
+  const bool nodePatched = !e.node.podTemplatePatch.is_null();
+  PodCheck(errors, nodePatched ? "spec.node.podTemplatePatch" : "spec.node", nodePatched)
+      .run(renderNodeDaemonSet(e), true);
+  if (e.hasControllerWorkload()) {
+    const bool patched = !e.controller->podTemplatePatch.is_null();
+    PodCheck(errors, patched ? "spec.controller.podTemplatePatch" : "spec.controller", patched)
+        .run(renderControllerWorkload(e), false);
+  }
+  return errors;
+}
+
+} // namespace csiop::render
