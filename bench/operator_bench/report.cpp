@@ -226,6 +226,12 @@ void printReport(std::ostream& out, const Report& r) {
   } else {
     out << "    -\n";
   }
+  out << "  " << r.many << " DDs deleted at once (deletes sent -> every DD gone):\n";
+  if (r.deleteRun) {
+    usageRows(out, *r.deleteRun, 0);
+  } else {
+    out << "    -\n";
+  }
 
   out << "\noperator memory                               VmRSS      VmHWM\n";
   memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);

@@ -42,6 +42,7 @@ struct Report {
   std::optional<double> manyDeleteAllMs;   // first delete sent -> every DD gone
   std::optional<ApiUsage> manyRun;         // creates -> all Ready -> operator idle
   std::optional<ApiUsage> steady;          // the window after that
+  std::optional<ApiUsage> deleteRun;       // deletes sent -> every DD gone
   std::optional<MemoryUsage> idleMemory;
   std::optional<MemoryUsage> loadedMemory;
   // The operator's CPU time; peaks over 1 s samples.

@@ -259,6 +259,7 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
 
 asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, Report& report) {
   const int n = static_cast<int>(names.size());
+  const MetricsSnapshot before = co_await scrape(ctx.metrics);
   const auto start = Clock::now();
   CpuMeter cpu(ctx.operatorProcess.pid(), 1s);
   int pending = n;
@@ -283,6 +284,9 @@ asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, R
   };
   const bool gone = co_await waitUntil(ctx, allGone, ctx.timeout(), 50ms);
   report.deleteManyCpu = cpu.finish();
+  // The requests and reconciles the deletion cost, up to the moment the last one was gone.
+  const MetricsSnapshot after = co_await scrape(ctx.metrics);
+  report.deleteRun = usageBetween(before, after, millisSince(start, Clock::now()) / 1000.0);
   Clock::time_point last = start;
   for (const auto& [name, at] : returned) {
     if (const auto deleted = ctx.tracker.deletedAt(name); deleted && ctx.tracker.gone(name)) {
