@@ -1,5 +1,9 @@
 #include "containers.hpp"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <csiop/api/json_access.hpp>
 
 namespace csiop::render {
@@ -22,16 +26,21 @@ void setResources(Json& c, const Json& resources) {
   }
 }
 
-// name, image, pull policy and command of a sidecar container.
-Json sidecarBase(const char* name, const api::EffectiveContainer& settings) {
+// A container's name, image, pull policy and command (if it replaces the image's).
+Json containerHead(const char* name, const std::string& image, const std::string& pullPolicy,
+                   const std::optional<std::vector<std::string>>& command) {
   Json c = Json::object();
   c["name"] = name;
-  c["image"] = settings.image;
-  c["imagePullPolicy"] = settings.imagePullPolicy;
-  if (settings.command) {
-    c["command"] = *settings.command;
+  c["image"] = image;
+  c["imagePullPolicy"] = pullPolicy;
+  if (command) {
+    c["command"] = *command;
   }
   return c;
+}
+
+Json sidecarBase(const char* name, const api::EffectiveContainer& settings) {
+  return containerHead(name, settings.image, settings.imagePullPolicy, settings.command);
 }
 
 // A sidecar's env: the generated variables, then the user's.
@@ -105,13 +114,7 @@ Json socketMount() {
 
 Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
                      const api::EffectiveProbe& probe, bool nodePlugin) {
-  Json c = Json::object();
-  c["name"] = kDriverContainer;
-  c["image"] = d.image;
-  c["imagePullPolicy"] = d.imagePullPolicy;
-  if (d.command) {
-    c["command"] = *d.command;
-  }
+  Json c = containerHead(kDriverContainer, d.image, d.imagePullPolicy, d.command);
   if (!d.args.empty()) {
     c["args"] = d.args;
   }

@@ -20,6 +20,10 @@ inline api::DriverDeployment load(const std::string& yaml) {
   return l.objects.empty() ? api::DriverDeployment{} : l.objects.front();
 }
 
+inline std::vector<Json> renderYaml(const std::string& yaml) {
+  return render::render(load(yaml));
+}
+
 inline const Json* find(const std::vector<Json>& objs, const std::string& kind,
                         const std::string& name, const std::string& ns = "") {
   for (const auto& o : objs) {

@@ -14,10 +14,7 @@ using testutil::dd;
 using testutil::find;
 using testutil::hasArg;
 using testutil::load;
-
-std::vector<Json> renderYaml(const std::string& yaml) {
-  return render::render(load(yaml));
-}
+using testutil::renderYaml;
 
 const Json& nodePlugin(const std::vector<Json>& objs) {
   return *find(objs, "DaemonSet", "demo-node", "csi-demo");

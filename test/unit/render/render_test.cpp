@@ -19,10 +19,7 @@ using testutil::find;
 using testutil::hasArg;
 using testutil::load;
 using testutil::ofKind;
-
-std::vector<Json> renderYaml(const std::string& yaml) {
-  return render::render(load(yaml));
-}
+using testutil::renderYaml;
 
 TEST(Render, IsDeterministic) {
   const std::string a = dd("  storageClasses:\n  - name: s\n    parameters: {b: '2', a: '1'}\n"
