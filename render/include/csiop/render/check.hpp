@@ -7,17 +7,18 @@
 
 namespace csiop::render {
 
-// For a DriverDeployment whose fields are valid (api::validate): renders its node plugin and
-// controller pod templates and reports, at the podTemplatePatch that did it, whatever would
-// break the driver or make the API server or the kubelet refuse the pod:
+// For a DriverDeployment whose fields are valid (api::validate): renders each pod template a
+// podTemplatePatch changes (the others are the validated fields' own) and reports, at the
+// patch, whatever would break the driver or make the API server or the kubelet refuse the pod:
 //  - template labels that no longer carry the selector's;
 //  - the driver container gone, or no longer mounting its socket directory at /csi; in the
 //    node plugin, the registrar gone or without the registration directory;
 //  - a container that mounts a volume the pod lacks, two containers or volumes of one name,
 //    a container without an image;
 //  - a mount with Bidirectional propagation in a container that is not privileged.
-// Empty when the pods are sound. The CLI, the webhook and the reconciler run it after
-// api::validate (api::loadDriverDeployments takes it as its check).
+// Empty when the pods are sound (and at once, without rendering, when nothing is patched). The CLI,
+// the webhook and the reconciler run it after api::validate (api::loadDriverDeployments takes it as
+// its check).
 api::ErrorList checkRendered(const api::DriverDeployment& object);
 
 } // namespace csiop::render
