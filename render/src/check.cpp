@@ -10,15 +10,10 @@
 namespace csiop::render {
 namespace {
 
-const Json& at(const Json& j, const char* key) {
-  static const Json null;
-  return j.is_object() && j.contains(key) ? j[key] : null;
-}
-
 // The list at j[key], or an empty one.
 const Json& listAt(const Json& j, const char* key) {
   static const Json empty = Json::array();
-  const Json& v = at(j, key);
+  const Json& v = api::member(j, key);
   return v.is_array() ? v : empty;
 }
 
@@ -31,10 +26,10 @@ public:
   PodCheck(api::ErrorList& errors, std::string path) : errors_(errors), path_(std::move(path)) {}
 
   void run(const Json& workload, bool nodePlugin) {
-    const Json& tmpl = at(at(workload, "spec"), "template");
-    labels(at(at(at(workload, "spec"), "selector"), "matchLabels"),
-           at(at(tmpl, "metadata"), "labels"));
-    const Json& pod = at(tmpl, "spec");
+    const Json& tmpl = api::member(api::member(workload, "spec"), "template");
+    labels(api::member(api::member(api::member(workload, "spec"), "selector"), "matchLabels"),
+           api::member(api::member(tmpl, "metadata"), "labels"));
+    const Json& pod = api::member(tmpl, "spec");
     const auto volumes = volumeNames(listAt(pod, "volumes"));
     std::set<std::string> names;
     for (const char* list : {"initContainers", "containers"}) {
@@ -107,7 +102,7 @@ private:
     if (api::stringField(c, "image").empty()) {
       fail("container " + quoted(name) + " has no image");
     }
-    const bool privileged = api::isTrue(at(c, "securityContext"), "privileged");
+    const bool privileged = api::isTrue(api::member(c, "securityContext"), "privileged");
     for (const auto& m : listAt(c, "volumeMounts")) {
       const std::string volume = api::stringField(m, "name");
       if (!volumes.contains(volume)) {
