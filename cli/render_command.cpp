@@ -19,6 +19,7 @@ struct RenderOptions {
   std::string validate = "strict";
   std::string output = "yaml";
   bool legacyCSIDriver = false;
+  std::vector<std::string> objectKinds;
 };
 
 bool readInput(const std::string& file, Streams& s, std::string& text) {
@@ -47,7 +48,12 @@ int runRender(const RenderOptions& o, Streams& s) {
   const auto unknown = o.validate == "strict" ? api::UnknownFields::Strict
                        : o.validate == "warn" ? api::UnknownFields::Warn
                                               : api::UnknownFields::Ignore;
-  const api::Loaded loaded = api::loadDriverDeployments(text, unknown, render::checkRendered);
+  const auto kinds = objectKinds(o.objectKinds, s.err);
+  if (!kinds) {
+    return 2;
+  }
+  const api::Loaded loaded =
+      api::loadDriverDeployments(text, unknown, render::admissionCheck(*kinds));
   for (const auto& w : loaded.warnings) {
     s.err << "warning: " << w << "\n";
   }
@@ -94,6 +100,7 @@ Command addRender(CLI::App& app) {
   cmd->add_flag(
       "--legacy-csidriver", opts->legacyCSIDriver,
       "Render the CSIDriver for clusters without storage.k8s.io/v1 (csi.storage.k8s.io/v1alpha1)");
+  addObjectKindOption(cmd, opts->objectKinds);
   return [opts](Streams& s) { return runRender(*opts, s); };
 }
 

@@ -15,6 +15,7 @@ namespace {
 
 struct RunOptions {
   app::ManagerOptions manager;
+  std::vector<std::string> objectKinds;
   std::string logFormat = "text";
   int verbosity = 0;
   std::string resyncPeriod = "10m";
@@ -53,6 +54,7 @@ void setupLogging(const RunOptions& o) {
 // Flags `run` and `webhook` share: the connection, probes, metrics, the webhook, logging.
 void addCommonFlags(CLI::App* cmd, RunOptions& o) {
   auto& m = o.manager;
+  addObjectKindOption(cmd, o.objectKinds);
   cmd->add_option("--kubeconfig", m.kubeconfig,
                   "Path to a kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   cmd->add_option("--context", m.context, "kubeconfig context (default: the current one)");
@@ -87,8 +89,13 @@ Command addWebhook(CLI::App& app) {
   cmd->add_option("--webhook-port", o->manager.webhookPort, "HTTPS port of the admission webhook")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
-  return [o](Streams&) {
+  return [o](Streams& s) {
     setupLogging(*o);
+    const auto kinds = objectKinds(o->objectKinds, s.err);
+    if (!kinds) {
+      return 2;
+    }
+    o->manager.objectKinds = *kinds;
     return app::runManager(o->manager);
   };
 }
@@ -128,8 +135,13 @@ Command addRun(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("!--no-install-crds", m.installCrds,
                 "Do not install or upgrade the DriverDeployment CRD at start");
-  return [o](Streams&) {
+  return [o](Streams& s) {
     setupLogging(*o);
+    const auto kinds = objectKinds(o->objectKinds, s.err);
+    if (!kinds) {
+      return 2;
+    }
+    o->manager.objectKinds = *kinds;
     o->manager.resyncPeriod =
         std::chrono::seconds(static_cast<long>(*api::formats::goDuration(o->resyncPeriod)));
     o->manager.configPollPeriod =

@@ -326,6 +326,15 @@ Effective resolve(const DriverDeployment& object) {
     out.controller = controller(spec, out.csiDriver, out.imageRegistry);
   }
   out.storageClasses = orDefault(spec.storageClasses, {});
+  out.configMaps = orDefault(spec.configMaps, {});
+  out.services = orDefault(spec.services, {});
+  out.volumeSnapshotClasses = orDefault(spec.volumeSnapshotClasses, {});
+  if (out.hasControllerWorkload() && spec.controller->podDisruptionBudget) {
+    out.podDisruptionBudget = spec.controller->podDisruptionBudget;
+  }
+  out.secretAccess = orDefault(spec.secretAccess, {});
+  out.objects = orDefault(spec.objects, Json::array());
+  out.requiredAPIs = orDefault(spec.requiredAPIs, {});
   out.imagePullSecrets = orDefault(spec.imagePullSecrets, Json::array());
   out.deletionPolicy = orDefault(spec.deletionPolicy, std::string(defaults::kDeletionPolicy));
   out.paused = spec.paused.value_or(false);

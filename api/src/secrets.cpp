@@ -22,17 +22,18 @@ const std::array kKinds = {
     Kind{"node-expand", std::nullopt},
 };
 
+// VolumeSnapshotClass parameters: external-snapshotter's sidecar reads both.
+const std::array kSnapshotKinds = {
+    Kind{"snapshotter", Component::Snapshotter},
+    Kind{"snapshotter-list", Component::Snapshotter},
+};
+
 constexpr const char* kPrefix = "csi.storage.k8s.io/";
 
-} // namespace
-
-bool isTemplated(const std::string& value) {
-  return value.find("${") != std::string::npos;
-}
-
-std::vector<SecretReference> secretReferences(const StringMap& parameters) {
+template <class Kinds>
+std::vector<SecretReference> references(const Kinds& kinds, const StringMap& parameters) {
   std::vector<SecretReference> out;
-  for (const auto& kind : kKinds) {
+  for (const auto& kind : kinds) {
     const std::string base = std::string(kPrefix) + kind.name + "-secret-";
     const auto name = parameters.find(base + "name");
     const auto ns = parameters.find(base + "namespace");
@@ -49,6 +50,20 @@ std::vector<SecretReference> secretReferences(const StringMap& parameters) {
     out.push_back(std::move(ref));
   }
   return out;
+}
+
+} // namespace
+
+bool isTemplated(const std::string& value) {
+  return value.find("${") != std::string::npos;
+}
+
+std::vector<SecretReference> secretReferences(const StringMap& parameters) {
+  return references(kKinds, parameters);
+}
+
+std::vector<SecretReference> snapshotSecretReferences(const StringMap& parameters) {
+  return references(kSnapshotKinds, parameters);
 }
 
 std::vector<std::string> secretKinds() {

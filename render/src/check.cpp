@@ -3,6 +3,7 @@
 #include <set>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/render/render.hpp>
 
 #include "containers.hpp"
 #include "workloads.hpp"
@@ -138,10 +139,35 @@ private:
   std::string path_;
 };
 
+// spec.objects[i] that would take the place of an object the operator renders itself.
+void checkObjectNames(api::ErrorList& errors, const api::DriverDeployment& object) {
+  if (!object.spec.objects || !object.spec.objects->is_array() || object.spec.objects->empty()) {
+    return;
+  }
+  std::set<std::string> own;
+  const auto key = [](const api::Json& o) {
+    return api::stringField(o, "kind") + " " + api::metadataField(o, "name");
+  };
+  api::DriverDeployment withoutObjects = object;
+  withoutObjects.spec.objects.reset();
+  for (const api::Json& o : render(withoutObjects)) {
+    own.insert(key(o));
+  }
+  const api::Json& list = *object.spec.objects;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i].is_object() && own.contains(key(list[i]))) {
+      errors.push_back(
+          api::forbidden("spec.objects[" + std::to_string(i) + "].metadata.name",
+                         key(list[i]) + " is an object the operator renders for this driver"));
+    }
+  }
+}
+
 } // namespace
 
 api::ErrorList checkRendered(const api::DriverDeployment& object) {
   api::ErrorList errors;
+  checkObjectNames(errors, object);
   // Without a patch a pod is the fields' (validated), so only patched pods are rendered here:
   // the admission of a DriverDeployment without one costs no render.
   const bool nodePatched = object.spec.node && object.spec.node->podTemplatePatch;
@@ -157,6 +183,16 @@ api::ErrorList checkRendered(const api::DriverDeployment& object) {
     PodCheck(errors, "spec.controller.podTemplatePatch").run(renderControllerWorkload(e), false);
   }
   return errors;
+}
+
+api::Check admissionCheck(const std::vector<api::ObjectKind>& objectKinds) {
+  return [&objectKinds](const api::DriverDeployment& object) {
+    api::ErrorList errors = api::checkObjectKinds(object, objectKinds);
+    for (auto& e : checkRendered(object)) {
+      errors.push_back(std::move(e));
+    }
+    return errors;
+  };
 }
 
 } // namespace csiop::render

@@ -41,6 +41,35 @@ Json object(const Effective& e, const char* apiVersion, const char* kind, const 
   return Json{{"apiVersion", apiVersion}, {"kind", kind}, {"metadata", std::move(meta)}};
 }
 
+void addUserMetadata(Json& obj, const std::optional<api::StringMap>& userLabels,
+                     const std::optional<api::StringMap>& userAnnotations, const Json& ours) {
+  Json& meta = obj["metadata"];
+  for (const auto& [k, v] : userLabels.value_or(api::StringMap{})) {
+    if (!meta["labels"].contains(k)) {
+      meta["labels"][k] = v;
+    }
+  }
+  Json annotations = Json::object();
+  for (const auto& [k, v] : userAnnotations.value_or(api::StringMap{})) {
+    annotations[k] = v;
+  }
+  for (const auto& [k, v] : ours.items()) {
+    annotations[k] = v;
+  }
+  if (annotations.empty()) {
+    return;
+  }
+  // Keep metadata's key order stable: annotations right after labels.
+  Json ordered = Json::object();
+  for (const auto& [k, v] : meta.items()) {
+    ordered[k] = v;
+    if (k == "labels") {
+      ordered["annotations"] = annotations;
+    }
+  }
+  meta = std::move(ordered);
+}
+
 std::string nodeName(const Effective& e) {
   return e.name + "-node";
 }

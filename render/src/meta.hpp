@@ -1,6 +1,7 @@
 // Object headers shared by every rendered kind: names, labels, owner references.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <csiop/api/defaults.hpp>
@@ -18,6 +19,10 @@ inline constexpr const char* kNode = "node-plugin";
 inline constexpr const char* kController = "controller-plugin";
 inline constexpr const char* kRbac = "rbac";
 inline constexpr const char* kStorageClass = "storage-class";
+inline constexpr const char* kConfig = "config";
+inline constexpr const char* kService = "service";
+inline constexpr const char* kSnapshotClass = "snapshot-class";
+inline constexpr const char* kObject = "object";
 } // namespace component
 
 Json labels(const Effective& e, const char* componentName);
@@ -27,6 +32,12 @@ Json selectorLabels(const Effective& e, const char* componentName);
 // Owner references are set only when the DriverDeployment's uid is known.
 Json object(const Effective& e, const char* apiVersion, const char* kind, const std::string& name,
             const std::string& ns, const char* componentName);
+
+// A user's labels (added where the operator's own have no such key) and annotations (with
+// `ours` over them), the annotations placed right after the labels.
+void addUserMetadata(Json& obj, const std::optional<api::StringMap>& userLabels,
+                     const std::optional<api::StringMap>& userAnnotations,
+                     const Json& ours = Json::object());
 
 std::string nodeName(const Effective& e);       // DaemonSet, ServiceAccount
 std::string controllerName(const Effective& e); // Deployment/StatefulSet, ServiceAccount

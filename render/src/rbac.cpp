@@ -142,32 +142,35 @@ void addRole(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced, co
   into.push_back(std::move(binding));
 }
 
-// Secrets named by StorageClass parameters, readable by the controller's
-// sidecars that use them: exactly the named secret where name and namespace are
-// fixed, the namespace's secrets where only the namespace is, and cluster-wide
-// only where the namespace is a ${...} template. Only `get`: the sidecars fetch
-// each secret by name and never list.
-void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
-                 const Effective& e) {
-  std::map<std::string, std::set<std::string>> byNamespace; // "" in set: any name
-  std::set<std::string> anyNamespace;                       // "" in set: any name
-  for (const auto& sc : e.storageClasses) {
-    if (!sc.parameters) {
-      continue;
-    }
-    for (const auto& ref : api::secretReferences(*sc.parameters)) {
-      const auto* reader = ref.reader ? e.controller->sidecar(*ref.reader) : nullptr;
-      if (!reader || !reader->enabled || !ref.name || !ref.namespace_) {
-        continue;
-      }
-      const std::string name = api::isTemplated(*ref.name) ? "" : *ref.name;
-      if (api::isTemplated(*ref.namespace_)) {
-        anyNamespace.insert(name);
-      } else {
-        byNamespace[*ref.namespace_].insert(name);
-      }
+// Which Secrets one ServiceAccount may `get`: by namespace ("" in a set: any name), and in any
+// namespace.
+struct SecretGrants {
+  std::map<std::string, std::set<std::string>> byNamespace;
+  std::set<std::string> anyNamespace;
+
+  void add(const std::optional<std::string>& ns, const std::string& name) {
+    if (!ns || api::isTemplated(*ns)) {
+      anyNamespace.insert(name);
+    } else {
+      byNamespace[*ns].insert(name);
     }
   }
+};
+
+void addSecretReferences(SecretGrants& grants, const Effective& e,
+                         const std::vector<api::SecretReference>& refs) {
+  for (const auto& ref : refs) {
+    const auto* reader = ref.reader ? e.controller->sidecar(*ref.reader) : nullptr;
+    if (!reader || !reader->enabled || !ref.name || !ref.namespace_) {
+      continue;
+    }
+    grants.add(ref.namespace_, api::isTemplated(*ref.name) ? "" : *ref.name);
+  }
+}
+
+void addSecretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
+                    const Effective& e, const SecretGrants& grants, const std::string& role,
+                    const std::string& sa) {
   const auto secretRule = [](const std::set<std::string>& names) {
     Json r = rule("", "secrets", {"get"});
     if (!names.contains("")) {
@@ -175,13 +178,56 @@ void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced
     }
     return Json::array({std::move(r)});
   };
-  const std::string sa = controllerServiceAccount(e);
-  if (!anyNamespace.empty()) {
-    addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), "", secretRule(anyNamespace), sa);
+  if (!grants.anyNamespace.empty()) {
+    addRole(clusterScoped, namespaced, e, rbacName(e, role), "", secretRule(grants.anyNamespace),
+            sa);
   }
-  for (const auto& [ns, names] : byNamespace) {
-    addRole(clusterScoped, namespaced, e, rbacName(e, "secrets"), ns, secretRule(names), sa);
+  for (const auto& [ns, names] : grants.byNamespace) {
+    addRole(clusterScoped, namespaced, e, rbacName(e, role), ns, secretRule(names), sa);
   }
+}
+
+// Secrets the driver's ServiceAccounts read. The controller's sidecars: those StorageClass
+// and VolumeSnapshotClass parameters name; spec.secretAccess: those an admin's own classes or
+// the driver's configuration name, for the controller's or the node plugin's ServiceAccount.
+// Exactly the named secret where name and namespace are fixed, the namespace's secrets where
+// only the namespace is, and cluster-wide only where the namespace is a ${...} template. Only
+// `get`: the sidecars fetch each secret by name and never list.
+void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
+                 const Effective& e) {
+  SecretGrants controller;
+  SecretGrants node;
+  if (e.controller) {
+    for (const auto& sc : e.storageClasses) {
+      if (sc.parameters) {
+        addSecretReferences(controller, e, api::secretReferences(*sc.parameters));
+      }
+    }
+    for (const auto& c : e.volumeSnapshotClasses) {
+      if (c.parameters) {
+        addSecretReferences(controller, e, api::snapshotSecretReferences(*c.parameters));
+      }
+    }
+  }
+  for (const auto& access : e.secretAccess) {
+    const std::string ns = access.namespace_.value_or(e.namespace_);
+    const std::vector<std::string> readers =
+        access.serviceAccounts.value_or(std::vector<std::string>{"Controller"});
+    for (const auto& reader : readers) {
+      SecretGrants& grants = reader == "Node" ? node : controller;
+      if (!access.names) {
+        grants.add(ns, "");
+      }
+      for (const auto& name : access.names.value_or(std::vector<std::string>{})) {
+        grants.add(ns, name);
+      }
+    }
+  }
+  if (e.controller) {
+    addSecretRoles(clusterScoped, namespaced, e, controller, "secrets",
+                   controllerServiceAccount(e));
+  }
+  addSecretRoles(clusterScoped, namespaced, e, node, "node-secrets", nodeName(e));
 }
 
 } // namespace
@@ -229,8 +275,8 @@ std::vector<Json> renderRbac(const Effective& e) {
         addRole(clusterScoped, namespaced, e, name, e.namespace_, std::move(rules), sa);
       }
     }
-    secretRoles(clusterScoped, namespaced, e);
   }
+  secretRoles(clusterScoped, namespaced, e);
   clusterScoped.insert(clusterScoped.end(), std::make_move_iterator(namespaced.begin()),
                        std::make_move_iterator(namespaced.end()));
   return clusterScoped;

@@ -2,6 +2,7 @@
 
 #include <csiop/api/defaults.hpp>
 
+#include "companions.hpp"
 #include "rbac.hpp"
 #include "storage.hpp"
 #include "workloads.hpp"
@@ -15,16 +16,23 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
   for (auto& o : renderServiceAccounts(e)) {
     out.push_back(std::move(o));
   }
-  for (auto& o : renderRbac(e)) {
-    out.push_back(std::move(o));
-  }
+  const auto append = [&out](std::vector<Json> objects) {
+    out.insert(out.end(), std::make_move_iterator(objects.begin()),
+               std::make_move_iterator(objects.end()));
+  };
+  append(renderRbac(e));
+  append(renderConfigMaps(e));
   out.push_back(renderNodeDaemonSet(e));
   if (e.hasControllerWorkload()) {
     out.push_back(renderControllerWorkload(e));
   }
-  for (auto& o : renderStorageClasses(e)) {
-    out.push_back(std::move(o));
+  if (auto pdb = renderPodDisruptionBudget(e)) {
+    out.push_back(std::move(*pdb));
   }
+  append(renderServices(e));
+  append(renderStorageClasses(e));
+  append(renderVolumeSnapshotClasses(e));
+  append(renderObjects(e));
   return out;
 }
 

@@ -84,34 +84,11 @@ std::vector<Json> renderStorageClasses(const Effective& e) {
   for (const auto& sc : e.storageClasses) {
     Json obj =
         object(e, "storage.k8s.io/v1", "StorageClass", sc.name, "", component::kStorageClass);
-    auto& meta = obj["metadata"];
-    if (sc.labels) {
-      for (const auto& [k, v] : *sc.labels) {
-        if (!meta["labels"].contains(k)) {
-          meta["labels"][k] = v;
-        }
-      }
-    }
     Json annotations = Json::object();
-    if (sc.annotations) {
-      for (const auto& [k, v] : *sc.annotations) {
-        annotations[k] = v;
-      }
-    }
     if (sc.isDefault) {
       annotations["storageclass.kubernetes.io/is-default-class"] = *sc.isDefault ? "true" : "false";
     }
-    if (!annotations.empty()) {
-      // Keep metadata's key order stable: annotations right after labels.
-      Json ordered = Json::object();
-      for (const auto& [k, v] : meta.items()) {
-        ordered[k] = v;
-        if (k == "labels") {
-          ordered["annotations"] = annotations;
-        }
-      }
-      meta = std::move(ordered);
-    }
+    addUserMetadata(obj, sc.labels, sc.annotations, annotations);
     obj["provisioner"] = e.driverName;
     if (sc.parameters && !sc.parameters->empty()) {
       Json params = Json::object();

@@ -124,8 +124,8 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
   }
 
   Decision allowed;
-  const api::Loaded loaded =
-      api::loadDriverDeployment(object, api::UnknownFields::Ignore, render::checkRendered);
+  const api::Loaded loaded = api::loadDriverDeployment(object, api::UnknownFields::Ignore,
+                                                       render::admissionCheck(cluster.objectKinds));
   for (const auto& w : loaded.warnings) {
     allowed.warnings.push_back(withoutObjectPrefix(w));
   }

@@ -59,4 +59,8 @@ void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& p
 // spec.storageClasses.
 void storageClasses(Validator& v, const DriverDeploymentSpec& spec);
 
+// The companion objects: spec.configMaps, services, volumeSnapshotClasses, secretAccess,
+// objects, requiredAPIs and spec.controller.podDisruptionBudget.
+void companions(Validator& v, const DriverDeploymentSpec& spec);
+
 } // namespace csiop::api::validation

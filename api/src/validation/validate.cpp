@@ -61,6 +61,7 @@ Validation validate(const DriverDeployment& object) {
   const Ports nodePorts = validation::node(v, spec);
   validation::nodeDriver(v, spec, validation::controller(v, spec, nodePorts));
   validation::storageClasses(v, spec);
+  validation::companions(v, spec);
 
   if (spec.imagePullSecrets) {
     const auto& s = *spec.imagePullSecrets;

@@ -88,3 +88,8 @@ it by (over a component label of commonLabels). */}}
 {{- $_ := set $labels "app.kubernetes.io/component" "metrics" -}}
 {{- toYaml $labels -}}
 {{- end -}}
+
+{{/* The API group of an apiVersion ("" for the core group's "v1"). */}}
+{{- define "csi-operator.apiGroup" -}}
+{{- if contains "/" . }}{{ index (splitList "/" .) 0 }}{{ end -}}
+{{- end -}}

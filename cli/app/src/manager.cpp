@@ -57,8 +57,9 @@ constexpr std::chrono::seconds kPodChangeBatch{1};
 // DriverDeployments it concerns.
 struct Controllers {
   Controllers(kube::Client& client, const kube::ResourceRef& csiDriverApi,
-              runtime::WorkQueue& queue, std::chrono::milliseconds configPollPeriod)
-      : caches(client, csiDriverApi), events(client, nowRfc3339),
+              runtime::WorkQueue& queue, std::chrono::milliseconds configPollPeriod,
+              const std::vector<api::ObjectKind>& objectKinds)
+      : caches(client, csiDriverApi, objectKinds), events(client, nowRfc3339),
         reconciler(client, caches, events, nowRfc3339, configPollPeriod) {
     for (Informer* informer : caches.all()) {
       // The workloads' pods change one by one through a rollout (each becoming ready is a
@@ -105,7 +106,8 @@ webhook::ClusterView clusterView(Caches& caches) {
       [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); },
       [&caches](const std::string& driverName) {
         return controller::describe(caches.volumesOf(driverName));
-      }};
+      },
+      caches.objectKinds()};
 }
 
 std::string podNamespace() {
@@ -265,7 +267,7 @@ int runManager(const ManagerOptions& options) {
           const kube::ResourceRef* csiDriverApi =
               co_await discoverCsiDriverApi(*client, options.installCrds);
           ctl = std::make_unique<Controllers>(*client, *csiDriverApi, queue,
-                                              options.configPollPeriod);
+                                              options.configPollPeriod, options.objectKinds);
           if (options.webhookPort > 0) {
             const std::string host = options.webhookHost.find(':') != std::string::npos
                                          ? "[" + options.webhookHost + "]"

@@ -1,5 +1,7 @@
 #include <csiop/controller/caches.hpp>
 
+#include <algorithm>
+
 #include <csiop/api/json_access.hpp>
 
 #include <csiop/controller/node_rollout.hpp>
@@ -73,7 +75,8 @@ std::vector<std::string> driverNameOf(const Json& driverDeployment) {
 
 } // namespace
 
-Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
+Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
+               const std::vector<api::ObjectKind>& objectKinds)
     : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
       csiNodes(client, r::csinodes), namespaces(client, r::namespaces),
       pods(client, r::pods, api::kOwnerLabel), persistentVolumes(client, r::persistentvolumes),
@@ -93,12 +96,27 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource)
     revision.erase("data"); // the whole pod template, never read
     return true;
   });
+  // Only objects carrying the owner label: the operator's, never the cluster's.
+  const auto addChild = [&](const kube::ResourceRef& ref, bool optional) {
+    children.push_back(std::make_unique<Informer>(client, ref, api::kOwnerLabel, optional));
+    children.back()->addIndex(kByOwner, ownerLabelValue);
+  };
   for (const auto* ref :
        {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles, &r::rolebindings,
-        &r::daemonsets, &r::deployments, &r::statefulsets, &r::storageclasses}) {
-    // Only objects carrying the owner label: the operator's, never the cluster's.
-    children.push_back(std::make_unique<Informer>(client, *ref, api::kOwnerLabel));
-    children.back()->addIndex(kByOwner, ownerLabelValue);
+        &r::daemonsets, &r::deployments, &r::statefulsets, &r::storageclasses, &r::configmaps,
+        &r::services, &r::poddisruptionbudgets}) {
+    addChild(*ref, false);
+  }
+  addChild(r::volumesnapshotclasses, true);
+  objectKinds_ = api::builtinObjectKinds();
+  for (const api::ObjectKind& k : objectKinds) {
+    if (std::find(objectKinds_.begin(), objectKinds_.end(), k) != objectKinds_.end()) {
+      continue;
+    }
+    objectKinds_.push_back(k);
+    if (child(k.kind) == nullptr) {
+      addChild(kube::ResourceRef{k.group(), k.version(), k.resource, k.kind, true}, true);
+    }
   }
 }
 

@@ -126,6 +126,9 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
   }
   if (!o.applyErrors.empty()) {
     set(make(condition::kDegraded, true, "ApplyFailed", joined(o.applyErrors), g));
+  } else if (!o.missingPrerequisites.empty()) {
+    set(make(condition::kDegraded, true, "PrerequisitesMissing", joined(o.missingPrerequisites),
+             g));
   } else if (!o.annotationProblems.empty()) {
     set(make(condition::kDegraded, true, "InvalidAnnotation", joined(o.annotationProblems), g));
   } else if (!o.configProblems.empty()) {
@@ -138,6 +141,9 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
 
   // What is still missing, in the order an admin would look at it.
   std::vector<std::pair<std::string, std::string>> pending; // reason, message
+  if (!o.missingPrerequisites.empty()) {
+    pending.emplace_back("PrerequisitesMissing", joined(o.missingPrerequisites));
+  }
   if (!o.applyErrors.empty()) {
     pending.emplace_back("ApplyFailed", "not every object could be applied");
   }
@@ -164,7 +170,8 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
   }
 
   const bool rollingOut = std::any_of(pending.begin(), pending.end(), [](const auto& p) {
-    return p.first != "ApplyFailed" && p.first != "RegistrationPending";
+    return p.first != "ApplyFailed" && p.first != "RegistrationPending" &&
+           p.first != "PrerequisitesMissing";
   });
   if (!rollingOut && o.nodeUpdate && o.nodeUpdate->outdated > 0) {
     set(make(condition::kProgressing, true, "NodePluginUpdateWaiting",

@@ -48,8 +48,8 @@ void releaseFreedMemory() {
 
 } // namespace
 
-Reflector::Reflector(kube::Client& client, Store& store, std::string labelSelector)
-    : client_(client), store_(store), labelSelector_(std::move(labelSelector)),
+Reflector::Reflector(kube::Client& client, Store& store, std::string labelSelector, bool optional)
+    : client_(client), store_(store), labelSelector_(std::move(labelSelector)), optional_(optional),
       timer_(std::make_unique<asio::steady_timer>(client.executor())) {}
 
 Reflector::~Reflector() = default;
@@ -73,6 +73,7 @@ asio::awaitable<void> Reflector::run() {
   while (!stopped_) {
     std::string resourceVersion;
     bool listed = false;
+    bool unserved = false;
     try {
       // Cut down page by page, in pages of kListPage: a cache of a few fields of many objects
       // never holds more than one small page of them whole.
@@ -88,12 +89,28 @@ asio::awaitable<void> Reflector::run() {
       result = {};
       releaseFreedMemory();
       synced_ = true;
+      served_ = true;
       listed = true;
       backoff = std::chrono::milliseconds(200);
     } catch (const kube::ApiError& e) {
-      failed("list", e);
+      if (optional_ && e.isNotFound()) {
+        if (served_ || !synced_) {
+          spdlog::info("{} are not served (no such API); looking again every {} s",
+                       store_.resource().resource, kUnservedRetry.count());
+        }
+        store_.replace({}); // what was cached went with the API
+        served_ = false;
+        synced_ = true;
+        unserved = true;
+      } else {
+        failed("list", e);
+      }
     } catch (const kube::TransportError& e) {
       failed("list", e);
+    }
+    if (unserved) {
+      co_await sleep(kUnservedRetry);
+      continue;
     }
     if (!listed) {
       co_await sleep(backoff);

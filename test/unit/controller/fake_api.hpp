@@ -165,6 +165,8 @@ private:
                                                               &r::nodes,
                                                               &r::pods,
                                                               &r::persistentvolumes,
+                                                              &r::services,
+                                                              &r::poddisruptionbudgets,
                                                               &r::daemonsets,
                                                               &r::deployments,
                                                               &r::statefulsets,

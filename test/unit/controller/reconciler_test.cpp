@@ -382,6 +382,40 @@ TEST_F(ReconcilerTest, ADeletionWaitsWhileAVolumeOfTheDriverExistsAndCompletesAf
   EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
 }
 
+// Companion objects are children like the rest: applied with the workloads and pruned when the
+// spec drops them. A VolumeSnapshotClass whose API the server does not serve (no snapshot CRDs)
+// is reported as a missing prerequisite and looked for again, instead of failing to apply.
+TEST_F(ReconcilerTest, CompanionsAreAppliedAndPrunedAndAnUnservedAPIIsReportedNotApplied) {
+  Json dd = driverDeployment();
+  dd["spec"]["configMaps"] = {{{"name", "driver-config"}, {"data", {{"a", "b"}}}}};
+  dd["spec"]["services"] = {
+      {{"name", "metrics"}, {"component", "Node"}, {"ports", {{{"port", 9100}}}}}};
+  dd["spec"]["volumeSnapshotClasses"] = {{{"name", "snapshots"}}};
+  api_.put(r::driverdeployments, std::move(dd));
+  start();
+  const ReconcileResult result = reconcile("demo");
+  EXPECT_EQ(result.outcome, ReconcileResult::Outcome::Requeue);
+  EXPECT_EQ(result.after, requeue::kPrerequisitesMissing);
+  EXPECT_NE(api_.findNamed(r::configmaps, "driver-config"), nullptr);
+  EXPECT_NE(api_.findNamed(r::services, "metrics"), nullptr);
+  EXPECT_EQ(api_.count("POST", "/volumesnapshotclasses"), 0);
+  EXPECT_EQ(condition("Degraded"),
+            "True PrerequisitesMissing: snapshot.storage.k8s.io/v1/volumesnapshotclasses is not "
+            "served (needed by spec.volumeSnapshotClasses; its CRD is installed by a cluster "
+            "admin)");
+  EXPECT_EQ(ready().rfind("False PrerequisitesMissing: ", 0), 0u) << ready();
+
+  awaitCached(*caches_.child("ConfigMap"), r::configmaps, dsNamespace(), "driver-config");
+  editSpec([](Json& spec) {
+    spec.erase("configMaps");
+    spec.erase("volumeSnapshotClasses");
+  });
+  drain();
+  EXPECT_EQ(api_.findNamed(r::configmaps, "driver-config"), nullptr);
+  EXPECT_NE(api_.findNamed(r::services, "metrics"), nullptr);
+  EXPECT_EQ(condition("Degraded").rfind("False AsExpected", 0), 0u) << condition("Degraded");
+}
+
 // spec.paused: nothing is created; the status says it is paused.
 TEST_F(ReconcilerTest, APausedDriverDeploymentGetsNothingButItsStatus) {
   Json dd = driverDeployment();

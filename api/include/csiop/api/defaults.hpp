@@ -191,6 +191,14 @@ struct Effective {
   EffectiveNode node;
   std::optional<EffectiveController> controller;
   std::vector<StorageClassSpec> storageClasses;
+  // Companion objects, as written (render fills in what they leave out).
+  std::vector<ConfigMapSpec> configMaps;
+  std::vector<ServiceSpec> services;
+  std::vector<VolumeSnapshotClassSpec> volumeSnapshotClasses;
+  std::optional<PodDisruptionBudgetSpec> podDisruptionBudget; // of the controller workload
+  std::vector<SecretAccess> secretAccess;
+  Json objects = Json::array();
+  std::vector<std::string> requiredAPIs;
   Json imagePullSecrets = Json::array();
   std::string imageRegistry; // empty: default
   std::string deletionPolicy;

@@ -1,4 +1,4 @@
-// Secrets that StorageClass parameters make a sidecar read
+// Secrets that StorageClass and VolumeSnapshotClass parameters make a sidecar read
 // (csi.storage.k8s.io/<kind>-secret-name / -secret-namespace).
 #pragma once
 
@@ -18,8 +18,12 @@ struct SecretReference {
   std::optional<std::string> namespace_; // may hold ${pvc.namespace}
 };
 
-// Every secret kind the parameters mention, in a fixed order.
+// Every secret kind the parameters of a StorageClass mention, in a fixed order.
 std::vector<SecretReference> secretReferences(const StringMap& parameters);
+
+// The same for a VolumeSnapshotClass (csi.storage.k8s.io/snapshotter-secret-* and
+// snapshotter-list-secret-*, read by the snapshotter).
+std::vector<SecretReference> snapshotSecretReferences(const StringMap& parameters);
 
 // Every secret parameter kind, for validation messages and docs.
 std::vector<std::string> secretKinds();

@@ -258,6 +258,19 @@ struct NodeSpec {
   }
 };
 
+// The controller workload's PodDisruptionBudget (policy/v1).
+struct PodDisruptionBudgetSpec {
+  std::optional<Json> minAvailable;                      // an integer or a percentage
+  std::optional<Json> maxUnavailable;                    // an integer or a percentage
+  std::optional<std::string> unhealthyPodEvictionPolicy; // IfHealthyBudget | AlwaysAllow
+
+  template <class V> void fields(V&& v) {
+    v("minAvailable", minAvailable);
+    v("maxUnavailable", maxUnavailable);
+    v("unhealthyPodEvictionPolicy", unhealthyPodEvictionPolicy);
+  }
+};
+
 // The controller side of the driver: its sidecars, and where they run (a Deployment or
 // StatefulSet of their own, or the node plugin's pods).
 struct ControllerSpec {
@@ -273,6 +286,7 @@ struct ControllerSpec {
   std::optional<bool> hostNetwork;
   PodSettings pod;
   std::optional<Json> strategy; // apps/v1 DeploymentStrategy or StatefulSetUpdateStrategy
+  std::optional<PodDisruptionBudgetSpec> podDisruptionBudget;
   std::optional<LeaderElection> leaderElection;
   std::optional<Sidecar> provisioner;
   std::optional<Sidecar> attacher;
@@ -298,6 +312,7 @@ struct ControllerSpec {
     v("hostNetwork", hostNetwork);
     pod.fields(v);
     v("strategy", strategy);
+    v("podDisruptionBudget", podDisruptionBudget);
     v("leaderElection", leaderElection);
     v("provisioner", provisioner);
     v("attacher", attacher);
@@ -339,6 +354,79 @@ struct StorageClassSpec {
   }
 };
 
+// A ConfigMap in the driver's namespace that the driver's pods mount or read.
+struct ConfigMapSpec {
+  std::string name;
+  std::optional<StringMap> data;
+  std::optional<StringMap> binaryData; // base64
+  std::optional<StringMap> labels;
+  std::optional<StringMap> annotations;
+
+  template <class V> void fields(V&& v) {
+    v("name", name);
+    v("data", data);
+    v("binaryData", binaryData);
+    v("labels", labels);
+    v("annotations", annotations);
+  }
+};
+
+// A Service in the driver's namespace in front of the node plugin's or the controller's pods
+// (metrics, a driver's own endpoint).
+struct ServiceSpec {
+  std::string name;
+  std::string component;                // Node | Controller: the pods it selects
+  std::optional<std::string> type;      // ClusterIP | NodePort | LoadBalancer
+  std::optional<std::string> clusterIP; // "None": headless
+  std::optional<Json> ports;            // []core/v1.ServicePort, at least one
+  std::optional<StringMap> labels;
+  std::optional<StringMap> annotations;
+
+  template <class V> void fields(V&& v) {
+    v("name", name);
+    v("component", component);
+    v("type", type);
+    v("clusterIP", clusterIP);
+    v("ports", ports);
+    v("labels", labels);
+    v("annotations", annotations);
+  }
+};
+
+// A VolumeSnapshotClass (snapshot.storage.k8s.io/v1) whose driver is this one.
+struct VolumeSnapshotClassSpec {
+  std::string name;
+  std::optional<std::string> deletionPolicy; // Delete | Retain
+  std::optional<StringMap> parameters;
+  std::optional<bool> isDefault;
+  std::optional<StringMap> labels;
+  std::optional<StringMap> annotations;
+
+  template <class V> void fields(V&& v) {
+    v("name", name);
+    v("deletionPolicy", deletionPolicy);
+    v("parameters", parameters);
+    v("isDefault", isDefault);
+    v("labels", labels);
+    v("annotations", annotations);
+  }
+};
+
+// Secrets the driver's pods read that no StorageClass of this DriverDeployment names (the
+// StorageClasses an admin writes, a driver's own configuration): `get` on them, in one
+// namespace.
+struct SecretAccess {
+  std::optional<std::string> namespace_;                   // default: the driver's namespace
+  std::optional<std::vector<std::string>> names;           // absent: any Secret of the namespace
+  std::optional<std::vector<std::string>> serviceAccounts; // Controller | Node
+
+  template <class V> void fields(V&& v) {
+    v("namespace", namespace_);
+    v("names", names);
+    v("serviceAccounts", serviceAccounts);
+  }
+};
+
 struct DriverDeploymentSpec {
   std::string driverName;
   std::optional<std::string> namespace_;
@@ -352,6 +440,12 @@ struct DriverDeploymentSpec {
   std::optional<std::string> imageRegistry;
   std::optional<std::string> deletionPolicy; // Delete | Orphan
   std::optional<bool> paused;                // true: the operator writes nothing for it
+  std::optional<std::vector<ConfigMapSpec>> configMaps;
+  std::optional<std::vector<ServiceSpec>> services;
+  std::optional<std::vector<VolumeSnapshotClassSpec>> volumeSnapshotClasses;
+  std::optional<std::vector<SecretAccess>> secretAccess;
+  std::optional<Json> objects; // further namespaced objects of the kinds the operator may create
+  std::optional<std::vector<std::string>> requiredAPIs; // "group/version/resource", reported
 
   template <class V> void fields(V&& v) {
     v("driverName", driverName);
@@ -366,6 +460,12 @@ struct DriverDeploymentSpec {
     v("imageRegistry", imageRegistry);
     v("deletionPolicy", deletionPolicy);
     v("paused", paused);
+    v("configMaps", configMaps);
+    v("services", services);
+    v("volumeSnapshotClasses", volumeSnapshotClasses);
+    v("secretAccess", secretAccess);
+    v("objects", objects);
+    v("requiredAPIs", requiredAPIs);
   }
 };
 

@@ -28,5 +28,7 @@ inline constexpr std::size_t kMaxNameLength = 40;
 inline constexpr std::size_t kMaxDriverNameLength = 63;
 inline constexpr std::size_t kMaxTokenRequests = 16;
 inline constexpr std::size_t kMaxStorageClasses = 32;
+// Of each kind of companion object (configMaps, services, secretAccess, objects).
+inline constexpr std::size_t kMaxCompanions = 64;
 
 } // namespace csiop::api

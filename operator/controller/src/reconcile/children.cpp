@@ -1,4 +1,4 @@
-// Step 7: every child but the CSIDriver: the Namespace first (created if missing, never owned),
+// Step 8: every child but the CSIDriver: the Namespace first (created if missing, never owned),
 // then in waves (identities and roles, bindings, workloads: decisions.hpp's applyWave), the
 // objects of a wave at the same time. A child is created when the caches do not have it,
 // applied when it differs, and left alone when it is someone else's or marked unmanaged.
@@ -29,8 +29,8 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
   std::map<int, std::vector<const Json*>> waves;
   for (const Json& desired : run.desired) {
     const std::string kind = desired["kind"];
-    if (kind == "CSIDriver") {
-      continue; // claimDriverName's
+    if (kind == "CSIDriver" || run.unservedKinds.contains(kind)) {
+      continue; // claimDriverName's; an API not served (checkPrerequisites reports it)
     }
     if (kind != "Namespace") {
       waves[applyWave(kind)].push_back(&desired);

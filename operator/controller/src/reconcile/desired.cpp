@@ -1,7 +1,8 @@
 // Step 5: the children the spec wants: rendered (render is pure), with the content hash of
 // the ConfigMaps and Secrets each workload references on its pod template, so that its pods
 // roll when one changes. Those are read (by GET, they are not cached) again every
-// configPollPeriod.
+// configPollPeriod; the DriverDeployment's own ConfigMaps (spec.configMaps) are hashed as
+// rendered, so a change of one rolls the pods in the same pass that applies it.
 #include <csiop/controller/reconciler.hpp>
 
 #include <algorithm>
@@ -20,6 +21,23 @@ namespace csiop::controller {
 namespace asio = boost::asio;
 using api::Json;
 using api::stringField;
+
+namespace {
+
+const Json* desiredConfigMap(const std::vector<Json>& desired, const render::ConfigReference& ref) {
+  if (ref.kind != "ConfigMap") {
+    return nullptr;
+  }
+  for (const Json& d : desired) {
+    if (stringField(d, "kind") == "ConfigMap" && api::metadataField(d, "name") == ref.name &&
+        api::metadataField(d, "namespace") == ref.namespace_) {
+      return &d;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
 
 const Json& ReconcileRun::desiredCSIDriver() const {
   return *std::find_if(desired.begin(), desired.end(),
@@ -51,12 +69,17 @@ asio::awaitable<bool> Reconciler::annotateConfigHashes(ReconcileRun& run) {
     if (refs.empty()) {
       continue;
     }
-    any = true;
     std::vector<ReadReference> contents;
     bool complete = true;
     for (const render::ConfigReference& ref : refs) {
       const std::string key = ref.str();
-      if (!read.contains(key) && !unreadable.contains(key)) {
+      // One of the DriverDeployment's own ConfigMaps: its content is what this pass applies
+      // (and nothing but a change of the spec changes it: no need to read it again).
+      const Json* own = desiredConfigMap(run.desired, ref);
+      any = any || own == nullptr;
+      if (own != nullptr) {
+        read[key] = *own;
+      } else if (!read.contains(key) && !unreadable.contains(key)) {
         const auto& resource =
             ref.kind == "ConfigMap" ? kube::resources::configmaps : kube::resources::secrets;
         auto got = co_await kube::attempt(client_.getOpt(resource, ref.namespace_, ref.name));

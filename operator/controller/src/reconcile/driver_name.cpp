@@ -1,4 +1,4 @@
-// Step 6: the driver name. The CSIDriver object decides who owns it (decideCSIDriver): a name
+// Step 7: the driver name. The CSIDriver object decides who owns it (decideCSIDriver): a name
 // held by someone else is a conflict, reported and nothing applied; an immutable field changed
 // means a new CSIDriver.
 #include <csiop/controller/reconciler.hpp>

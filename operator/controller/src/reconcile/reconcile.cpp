@@ -25,6 +25,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       &Reconciler::loadSpecOrReportInvalid, // spec.cpp
       &Reconciler::ensureFinalizer,         // finalizer.cpp
       &Reconciler::computeDesired,          // desired.cpp
+      &Reconciler::checkPrerequisites,      // prerequisites.cpp
       &Reconciler::claimDriverName,         // driver_name.cpp
       &Reconciler::applyChildren,           // children.cpp
       &Reconciler::prune,                   // prune.cpp

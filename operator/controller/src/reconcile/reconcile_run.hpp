@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct ReconcileRun {
   // (read again every configPollPeriod).
   std::vector<api::Json> desired;
   bool pollConfig = false;
+
+  // checkPrerequisites: the kinds of desired children whose API is not served (not applied).
+  std::set<std::string> unservedKinds;
 
   const api::Json& desiredCSIDriver() const;
 };

@@ -12,8 +12,8 @@ namespace csiop::controller {
 namespace asio = boost::asio;
 
 asio::awaitable<StepResult> Reconciler::loadSpecOrReportInvalid(ReconcileRun& run) {
-  api::Loaded loaded =
-      api::loadDriverDeployment(run.dd, api::UnknownFields::Ignore, render::checkRendered);
+  api::Loaded loaded = api::loadDriverDeployment(run.dd, api::UnknownFields::Ignore,
+                                                 render::admissionCheck(caches_.objectKinds()));
   if (!loaded.ok()) {
     const api::DriverDeploymentStatus invalid =
         invalidSpecStatus(run.observed, run.previous, loaded.errors, now_());

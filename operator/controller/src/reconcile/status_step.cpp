@@ -1,4 +1,4 @@
-// Step 10: the status, from what the pass observed (computeStatus is pure), written only when it
+// Step 11: the status, from what the pass observed (computeStatus is pure), written only when it
 // differs from what the server holds.
 #include <csiop/controller/reconciler.hpp>
 
@@ -50,8 +50,16 @@ asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
   if (!run.observed.applyErrors.empty()) {
     co_return ReconcileResult::error(run.observed.applyErrors.front());
   }
+  std::optional<std::chrono::milliseconds> again;
   if (run.pollConfig) {
-    co_return ReconcileResult::requeueAfter(configPollPeriod_);
+    again = configPollPeriod_;
+  }
+  if (!run.observed.missingPrerequisites.empty()) {
+    again = std::min(again.value_or(requeue::kPrerequisitesMissing),
+                     std::chrono::milliseconds(requeue::kPrerequisitesMissing));
+  }
+  if (again) {
+    co_return ReconcileResult::requeueAfter(*again);
   }
   co_return ReconcileResult::done();
 }

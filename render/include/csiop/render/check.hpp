@@ -2,7 +2,11 @@
 // podTemplatePatch (applied last) may change anything in them.
 #pragma once
 
+#include <vector>
+
 #include <csiop/api/field_error.hpp>
+#include <csiop/api/load.hpp>
+#include <csiop/api/object_kinds.hpp>
 #include <csiop/api/types.hpp>
 
 namespace csiop::render {
@@ -19,6 +23,12 @@ namespace csiop::render {
 // Empty when the pods are sound (and at once, without rendering, when nothing is patched). The CLI,
 // the webhook and the reconciler run it after api::validate (api::loadDriverDeployments takes it as
 // its check).
+// Also: spec.objects that would take the place of an object the operator renders.
 api::ErrorList checkRendered(const api::DriverDeployment& object);
+
+// What the CLI, the webhook and the reconciler check beyond api::validate: checkRendered, and
+// that spec.objects holds only kinds among `objectKinds` (the operator's --object-kind flags
+// with api::builtinObjectKinds()). The check refers to `objectKinds`, which must outlive it.
+api::Check admissionCheck(const std::vector<api::ObjectKind>& objectKinds);
 
 } // namespace csiop::render

@@ -21,8 +21,9 @@ struct ClusterFacts {
   bool csiDriverV1 = true;
 };
 
-// Objects in apply order: Namespace, CSIDriver, ServiceAccounts, RBAC,
-// DaemonSet, controller workload, StorageClasses. The input must be valid
+// Objects in apply order: Namespace, CSIDriver, ServiceAccounts, RBAC, ConfigMaps,
+// DaemonSet, controller workload and its PodDisruptionBudget, Services, StorageClasses,
+// VolumeSnapshotClasses, then spec.objects. The input must be valid
 // (api::validate); render does not re-check it.
 std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts& facts = {});
 

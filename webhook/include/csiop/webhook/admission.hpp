@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <csiop/api/annotations.hpp>
+#include <csiop/api/object_kinds.hpp>
 #include <csiop/api/types.hpp>
 
 namespace csiop::webhook {
@@ -50,6 +51,8 @@ struct ClusterView {
   // What of the driver is in use ("2 PersistentVolumes (a, b)"), "" for nothing.
   // May be empty (not set): nothing is known to be in use.
   std::function<std::string(const std::string& driverName)> volumesInUse;
+  // The kinds spec.objects may hold (the operator's --object-kind flags and the built-in ones).
+  std::vector<api::ObjectKind> objectKinds = api::builtinObjectKinds();
 };
 
 // Driver names admitted recently, so a second DriverDeployment admitted before

@@ -4,6 +4,10 @@
 // single-threaded io_context. Nothing else includes both the controller and the webhook.
 #pragma once
 
+#include <vector>
+
+#include <csiop/api/object_kinds.hpp>
+
 #include <chrono>
 #include <string>
 
@@ -30,6 +34,8 @@ struct ManagerOptions {
   std::string webhookCertDir = "/tmp/k8s-webhook-server/serving-certs";
   // false: only the webhook and the caches it reads (`csi-operator webhook`).
   bool reconcile = true;
+  // Kinds spec.objects may hold beyond api::builtinObjectKinds() (--object-kind).
+  std::vector<api::ObjectKind> objectKinds;
 };
 
 // Runs until SIGTERM/SIGINT (exit code 0) or a fatal error (1). Losing the

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <csiop/api/object_kinds.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/runtime/informer.hpp>
 
@@ -28,8 +29,11 @@ inline constexpr const char* kByOwner = "owner";
 inline constexpr const char* kByDriver = "driver";
 
 struct Caches {
-  // csiDriverResource: storage.k8s.io/v1 csidrivers, or the legacy CRD's.
-  Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource);
+  // csiDriverResource: storage.k8s.io/v1 csidrivers, or the legacy CRD's. `objectKinds`: the
+  // kinds spec.objects may hold beyond api::builtinObjectKinds() (the --object-kind flags);
+  // each gets a cache of its own, and may be a CRD that is not installed.
+  Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
+         const std::vector<api::ObjectKind>& objectKinds = {});
 
   Informer driverDeployments;
   Informer csiDrivers;
@@ -44,8 +48,13 @@ struct Caches {
   // without their data.
   Informer nodes;
   Informer controllerRevisions;
-  std::vector<std::unique_ptr<Informer>> children; // one per child kind
+  // One per child kind: the kinds every driver gets, the companion kinds (ConfigMap, Service,
+  // PodDisruptionBudget, VolumeSnapshotClass: served only where its CRD is installed), and
+  // those of `objectKinds`.
+  std::vector<std::unique_ptr<Informer>> children;
 
+  // Every kind spec.objects may hold here: api::builtinObjectKinds() and `objectKinds`.
+  const std::vector<api::ObjectKind>& objectKinds() const { return objectKinds_; }
   // The cache of a child kind ("DaemonSet"), or nullptr.
   Informer* child(const std::string& kind);
   // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
@@ -58,6 +67,9 @@ struct Caches {
   // What of driver `driverName` is in use (deletion protection; the reconciler and the webhook).
   VolumeUsage volumesOf(const std::string& driverName) const;
   bool synced();
+
+private:
+  std::vector<api::ObjectKind> objectKinds_;
 };
 
 } // namespace csiop::controller

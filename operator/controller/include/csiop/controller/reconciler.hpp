@@ -2,8 +2,9 @@
 // (reconciler.cpp reads as the list; each step has its own file under src/reconcile/):
 //
 //   take a snapshot -> hold while paused -> finalize unless blocked -> load the spec (or report
-//   it invalid) -> ensure the finalizer -> compute the desired objects -> claim the driver name
-//   -> apply the children -> prune -> roll the node plugins -> write the status
+//   it invalid) -> ensure the finalizer -> compute the desired objects -> check the
+//   prerequisites -> claim the driver name -> apply the children -> prune -> roll the node
+//   plugins -> write the status
 //
 // Each step either goes on or ends the pass with a ReconcileResult (the last one always ends it).
 // Level-triggered and idempotent: every pass starts from the caches, and a converged
@@ -47,6 +48,9 @@ inline constexpr std::chrono::milliseconds kDriverNameRace{500};
 inline constexpr std::chrono::milliseconds kStatusConflict{200};
 // Children were deleted for a deletion: look again once the caches show them gone.
 inline constexpr std::chrono::milliseconds kChildrenGoing{300};
+// An API or PriorityClass the driver needs is missing: look again for it this often (nothing
+// the operator watches tells when an admin installs it).
+inline constexpr std::chrono::milliseconds kPrerequisitesMissing{30'000};
 } // namespace requeue
 
 // What a step decides: std::nullopt goes on to the next step; a result ends the pass.
@@ -94,6 +98,10 @@ private:
   // desired.cpp: render, and the content hashes of the ConfigMaps and Secrets the workloads
   // reference (their pods roll when one changes).
   boost::asio::awaitable<StepResult> computeDesired(ReconcileRun& run);
+  // prerequisites.cpp: the APIs and PriorityClasses the driver needs but the operator does not
+  // create (render/prerequisites.hpp); what is missing is reported, and children of an API
+  // that is not served are not applied.
+  boost::asio::awaitable<StepResult> checkPrerequisites(ReconcileRun& run);
   // driver_name.cpp: the CSIDriver object decides who owns the driver name.
   boost::asio::awaitable<StepResult> claimDriverName(ReconcileRun& run);
   // children.cpp: the Namespace, then the other children in waves.
@@ -107,6 +115,12 @@ private:
   boost::asio::awaitable<StepResult> reportStatus(ReconcileRun& run);
 
   // --- what the steps share ------------------------------------------------------------------
+  // prerequisites.cpp: whether the server serves group/version/resource, or has the
+  // PriorityClass `name`; std::nullopt when that could not be found out. Answers are kept for
+  // kPrerequisiteRecheck.
+  boost::asio::awaitable<std::optional<bool>>
+  served(const std::string& group, const std::string& version, const std::string& resource);
+  boost::asio::awaitable<std::optional<bool>> priorityClassExists(const std::string& name);
   // finalizer.cpp
   boost::asio::awaitable<std::optional<std::string>> deletionBlocker(ReconcileRun& run);
   boost::asio::awaitable<ReconcileResult> finalize(const ReconcileRun& run);
@@ -114,7 +128,8 @@ private:
   // "" on success (also when it is gone).
   boost::asio::awaitable<std::string> orphan(const api::Json& child);
   // desired.cpp: sets the content hash of what each workload references on its pod template;
-  // true if any workload references something (read again every configPollPeriod_). An object
+  // true if any workload references something this DriverDeployment does not render (read again
+  // every configPollPeriod_). An object
   // that cannot be read keeps the live hash.
   boost::asio::awaitable<bool> annotateConfigHashes(ReconcileRun& run);
   // driver_name.cpp: what decideCSIDriver decided (Create, Recreate or Apply); throws the
@@ -168,6 +183,14 @@ private:
   std::set<std::string> forcedDeletions_; // uids whose forced deletion has an Event
   // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).
   std::map<std::string, std::set<std::string>> waitingNodes_;
+  // What checkPrerequisites found, by "group/version/resource" or "PriorityClass name", and
+  // when: asked again after kPrerequisiteRecheck.
+  struct Found {
+    bool present = false;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::map<std::string, Found> prerequisites_;
+  static constexpr std::chrono::seconds kPrerequisiteRecheck{20};
 };
 
 } // namespace csiop::controller

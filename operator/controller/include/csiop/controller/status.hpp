@@ -65,6 +65,8 @@ struct Observed {
   std::vector<std::string> annotationProblems;
   // Referenced ConfigMaps and Secrets that do not exist or cannot be read (one line each).
   std::vector<std::string> configProblems;
+  // APIs and PriorityClasses the driver needs that the cluster lacks (one line each).
+  std::vector<std::string> missingPrerequisites;
 };
 
 // A new status from the observation, carrying over lastTransitionTime of

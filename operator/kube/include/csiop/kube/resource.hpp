@@ -36,6 +36,16 @@ inline const ResourceRef nodes{"", "v1", "nodes", "Node", false};
 inline const ResourceRef pods{"", "v1", "pods", "Pod", true};
 inline const ResourceRef persistentvolumes{"", "v1", "persistentvolumes", "PersistentVolume",
                                            false};
+inline const ResourceRef services{"", "v1", "services", "Service", true};
+// policy/v1
+inline const ResourceRef poddisruptionbudgets{"policy", "v1", "poddisruptionbudgets",
+                                              "PodDisruptionBudget", true};
+// scheduling.k8s.io/v1
+inline const ResourceRef priorityclasses{"scheduling.k8s.io", "v1", "priorityclasses",
+                                         "PriorityClass", false};
+// snapshot.storage.k8s.io/v1 (CRDs of external-snapshotter: served only where installed)
+inline const ResourceRef volumesnapshotclasses{
+    "snapshot.storage.k8s.io", "v1", "volumesnapshotclasses", "VolumeSnapshotClass", false};
 // apps/v1
 inline const ResourceRef daemonsets{"apps", "v1", "daemonsets", "DaemonSet", true};
 inline const ResourceRef deployments{"apps", "v1", "deployments", "Deployment", true};

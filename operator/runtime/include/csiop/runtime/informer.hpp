@@ -18,13 +18,16 @@ namespace csiop::runtime {
 
 class Informer : public Store {
 public:
-  // Caches `ref`, only the objects `labelSelector` selects ("" : all).
-  Informer(kube::Client& client, kube::ResourceRef ref, std::string labelSelector = {})
-      : Store(std::move(ref)), reflector_(client, *this, std::move(labelSelector)) {}
+  // Caches `ref`, only the objects `labelSelector` selects ("" : all). `optional`: the
+  // resource may not be served (Reflector).
+  Informer(kube::Client& client, kube::ResourceRef ref, std::string labelSelector = {},
+           bool optional = false)
+      : Store(std::move(ref)), reflector_(client, *this, std::move(labelSelector), optional) {}
 
   boost::asio::awaitable<void> run() { return reflector_.run(); }
   void stop() { reflector_.stop(); }
   bool synced() const { return reflector_.synced(); }
+  bool served() const { return reflector_.served(); }
   std::size_t relists() const { return reflector_.relists(); }
   std::size_t watchesStarted() const { return reflector_.watchesStarted(); }
 

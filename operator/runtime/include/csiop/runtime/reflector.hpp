@@ -23,7 +23,11 @@ namespace csiop::runtime {
 class Reflector {
 public:
   // Lists and watches store.resource(), only the objects `labelSelector` selects ("" : all).
-  Reflector(kube::Client& client, Store& store, std::string labelSelector = {});
+  // `optional`: the resource may not be served (a CRD not installed): a list that finds no
+  // such resource (404) leaves the store empty and counts as synced, and the list is tried
+  // again every kUnservedRetry until the resource appears.
+  Reflector(kube::Client& client, Store& store, std::string labelSelector = {},
+            bool optional = false);
   ~Reflector();
   Reflector(const Reflector&) = delete;
   Reflector& operator=(const Reflector&) = delete;
@@ -34,6 +38,10 @@ public:
 
   // The first list has completed (and every later relist replaced the store).
   bool synced() const { return synced_; }
+  // The last list found the resource served (false only for an optional one that is not).
+  bool served() const { return served_; }
+
+  static constexpr std::chrono::seconds kUnservedRetry{30};
   // Counters for tests and metrics.
   std::size_t relists() const { return relists_; }
   std::size_t watchesStarted() const { return watches_; }
@@ -44,7 +52,9 @@ private:
   kube::Client& client_;
   Store& store_;
   std::string labelSelector_;
+  bool optional_ = false;
   bool synced_ = false;
+  bool served_ = true;
   bool stopped_ = false;
   kube::Watch* watch_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> timer_;

@@ -1,0 +1,67 @@
+#include <csiop/render/prerequisites.hpp>
+
+#include <algorithm>
+
+namespace csiop::render {
+namespace {
+
+void add(std::vector<RequiredApi>& out, RequiredApi api) {
+  const bool known = std::any_of(out.begin(), out.end(), [&](const RequiredApi& a) {
+    return a.group == api.group && a.version == api.version && a.resource == api.resource;
+  });
+  if (!known) {
+    out.push_back(std::move(api));
+  }
+}
+
+} // namespace
+
+std::string RequiredApi::str() const {
+  return (group.empty() ? "" : group + "/") + version + "/" + resource;
+}
+
+std::vector<RequiredApi> requiredApis(const api::Effective& e) {
+  std::vector<RequiredApi> out;
+  constexpr const char* kSnapshots = "snapshot.storage.k8s.io";
+  if (e.controller) {
+    if (const auto* s = e.controller->sidecar(api::Component::Snapshotter); s && s->enabled) {
+      add(out, {kSnapshots, "v1", "volumesnapshotclasses", "the snapshotter"});
+      add(out, {kSnapshots, "v1", "volumesnapshotcontents", "the snapshotter"});
+    }
+  }
+  if (!e.volumeSnapshotClasses.empty()) {
+    add(out, {kSnapshots, "v1", "volumesnapshotclasses", "spec.volumeSnapshotClasses"});
+  }
+  for (const std::string& text : e.requiredAPIs) {
+    const auto first = text.find('/');
+    const auto last = text.rfind('/');
+    if (first == std::string::npos) {
+      continue; // validation reports it
+    }
+    RequiredApi api{"", "", text.substr(last + 1), "spec.requiredAPIs"};
+    if (first == last) {
+      api.version = text.substr(0, first);
+    } else {
+      api.group = text.substr(0, first);
+      api.version = text.substr(first + 1, last - first - 1);
+    }
+    add(out, std::move(api));
+  }
+  return out;
+}
+
+std::vector<RequiredPriorityClass> requiredPriorityClasses(const api::Effective& e) {
+  std::vector<RequiredPriorityClass> out;
+  const auto builtIn = [](const std::string& name) {
+    return name.empty() || name == "system-node-critical" || name == "system-cluster-critical";
+  };
+  if (!builtIn(e.node.pod.priorityClassName)) {
+    out.push_back({e.node.pod.priorityClassName, "the node plugin"});
+  }
+  if (e.hasControllerWorkload() && !builtIn(e.controller->pod.priorityClassName)) {
+    out.push_back({e.controller->pod.priorityClassName, "the controller"});
+  }
+  return out;
+}
+
+} // namespace csiop::render
