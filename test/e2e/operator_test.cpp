@@ -3,6 +3,8 @@
 // tells the truth in its status.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -279,6 +281,139 @@ TEST_F(Operator, OrphanPolicyKeepsTheChildren) {
   kubectl({"delete", "storageclass", "nfs-csi"});
   kubectl({"delete", "clusterrole,clusterrolebinding", "csiop:nfs:external-provisioner",
            "csiop:nfs:external-resizer"});
+}
+
+// The snapshot CRDs of external-snapshotter as a cluster admin installs them: the manifests of
+// CSIOP_SNAPSHOT_MANIFESTS, else CSIOP_IMAGE_ARCHIVES/manifests, else shared/upstream-images
+// beside the checkout (as test/cluster/snapshot-controller finds them); "" when there are none.
+std::filesystem::path snapshotManifests() {
+  for (const char* env : {"CSIOP_SNAPSHOT_MANIFESTS", "CSIOP_IMAGE_ARCHIVES"}) {
+    if (const char* dir = std::getenv(env); dir != nullptr && *dir != '\0') {
+      const std::filesystem::path p = std::string(env) == "CSIOP_IMAGE_ARCHIVES"
+                                          ? std::filesystem::path(dir) / "manifests"
+                                          : std::filesystem::path(dir);
+      if (std::filesystem::exists(p / "snapshot.storage.k8s.io_volumesnapshotclasses.yaml")) {
+        return p;
+      }
+    }
+  }
+  const auto beside = sourceDir().parent_path() / "shared/upstream-images/manifests";
+  return std::filesystem::exists(beside / "snapshot.storage.k8s.io_volumesnapshotclasses.yaml")
+             ? beside
+             : std::filesystem::path();
+}
+
+const char* kCompanions = R"(
+apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata: {name: companions}
+spec:
+  driverName: companions.csi.example.com
+  driver: {image: registry.example.com/driver:v1}
+  controller:
+    snapshotter: {enabled: true}
+    podDisruptionBudget: {maxUnavailable: 1}
+  configMaps:
+  - {name: driver-config, data: {config.json: '{"clusters": []}'}}
+  services:
+  - {name: node-metrics, component: Node, ports: [{name: metrics, port: 9100}]}
+  volumeSnapshotClasses:
+  - {name: companions-snapshots, deletionPolicy: Retain}
+  secretAccess:
+  - {names: [driver-credentials], serviceAccounts: [Controller, Node]}
+  objects:
+  - {apiVersion: v1, kind: ServiceAccount, metadata: {name: dashboard}}
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: RoleBinding
+    metadata: {name: dashboard}
+    roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: csiop:companions:node-secrets}
+    subjects: [{kind: ServiceAccount, name: dashboard}]
+)";
+
+// Companion objects are children like the rest, against the real API server: created, owned,
+// pruned and deleted. The VolumeSnapshotClass waits for its CRD, reported meanwhile, and is
+// created once an admin installs it, without anything else happening.
+TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
+  const auto manifests = snapshotManifests();
+  if (manifests.empty()) {
+    GTEST_SKIP() << "no snapshot CRD manifests (CSIOP_SNAPSHOT_MANIFESTS, "
+                    "CSIOP_IMAGE_ARCHIVES/manifests or shared/upstream-images)";
+  }
+  ASSERT_FALSE(exists({"crd", "volumesnapshotclasses.snapshot.storage.k8s.io"}))
+      << "the suite's cluster must start without the snapshot CRDs";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, kCompanions).ok());
+  const std::string ns = "csi-companions";
+  const std::vector<std::vector<std::string>> companions = {
+      {"configmap", "driver-config", "-n", ns},
+      {"service", "node-metrics", "-n", ns},
+      {"poddisruptionbudget", "companions-controller", "-n", ns},
+      {"serviceaccount", "dashboard", "-n", ns},
+      {"rolebinding", "dashboard", "-n", ns},
+      {"role", "csiop:companions:secrets", "-n", ns},
+      {"role", "csiop:companions:node-secrets", "-n", ns}};
+  for (const auto& what : companions) {
+    EXPECT_TRUE(
+        waitFor(what[0] + " " + what[1] + " is created, owned", 30s, [&](std::string& seen) {
+          std::vector<std::string> args = {"get"};
+          args.insert(args.end(), what.begin(), what.end());
+          args.insert(args.end(), {"-o", "jsonpath={.metadata.ownerReferences[0].name}"});
+          seen = kubectl(args).out;
+          return seen == "companions";
+        }));
+  }
+  EXPECT_EQ(kubectl({"get", "service", "node-metrics", "-n", ns, "-o",
+                     "jsonpath={.spec.selector.app\\.kubernetes\\.io/component}"})
+                .out,
+            "node-plugin");
+  EXPECT_TRUE(waitFor("the missing snapshot API is reported", 30s, [&](std::string& seen) {
+    seen = kubectl({"get", "dd", "companions", "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"Degraded\")].message}"})
+               .out;
+    return seen.find("snapshot.storage.k8s.io/v1/volumesnapshotclasses is not served") !=
+               std::string::npos &&
+           seen.find("snapshot.storage.k8s.io/v1/volumesnapshotcontents is not served") !=
+               std::string::npos;
+  }));
+
+  for (const char* crd : {"volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"}) {
+    const auto applied =
+        kubectl({"apply", "--server-side", "-f",
+                 (manifests / ("snapshot.storage.k8s.io_" + std::string(crd) + ".yaml")).string()});
+    ASSERT_TRUE(applied.ok()) << applied;
+  }
+  // The operator looks for a missing API again every 30 s.
+  EXPECT_TRUE(waitFor("the VolumeSnapshotClass is created once its CRD is there", 90s,
+                      [&](std::string& seen) {
+                        seen = kubectl({"get", "volumesnapshotclass", "companions-snapshots", "-o",
+                                        "jsonpath={.driver} {.deletionPolicy}"})
+                                   .out +
+                               " / " + ddCondition("companions", "Degraded");
+                        return seen.rfind("companions.csi.example.com Retain / False", 0) == 0;
+                      }));
+
+  const std::string patch = R"({"spec": {"configMaps": null, "objects": null}})";
+  ASSERT_TRUE(kubectl({"patch", "dd", "companions", "--type=merge", "-p", patch}).ok());
+  EXPECT_TRUE(waitFor("what the spec dropped is pruned", 30s, [&](std::string& seen) {
+    seen = kubectl({"get", "configmap,serviceaccount,rolebinding", "-n", ns, "-l",
+                    "app.kubernetes.io/component in (config,object)", "-o", "name"})
+               .out;
+    return seen.empty();
+  }));
+  EXPECT_TRUE(exists({"service", "node-metrics", "-n", ns}));
+
+  deleteDd("companions");
+  EXPECT_TRUE(
+      waitFor("every companion is gone with the DriverDeployment", 60s, [&](std::string& seen) {
+        seen = kubectl({"get", "service,poddisruptionbudget,role", "-n", ns, "-l",
+                        "csiop.dev/driverdeployment=companions", "-o", "name"})
+                   .out +
+               kubectl({"get", "volumesnapshotclass", "-o", "name"}).out;
+        return seen.empty();
+      }));
+  kubectl({"delete", "namespace", ns, "--wait=false"});
+  for (const char* crd : {"volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"}) {
+    kubectl({"delete", "crd", std::string(crd) + ".snapshot.storage.k8s.io", "--wait=true"});
+  }
 }
 
 } // namespace

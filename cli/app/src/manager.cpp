@@ -200,6 +200,9 @@ int runManager(const ManagerOptions& options) {
   workers.afterEach([&] { metrics.setDriverDeployments(ctl->caches.driverDeployments.size()); });
   int exitCode = 0;
   bool stopping = false;
+  // What a driver needs but the operator does not create (CRDs, PriorityClasses): asked for
+  // again every requeue::kPrerequisitesMissing while some DriverDeployment lacks it.
+  asio::steady_timer prerequisitePoll(io);
   std::unique_ptr<runtime::SignalHandler> signals;
 
   const auto shutdown = [&] {
@@ -213,6 +216,7 @@ int runManager(const ManagerOptions& options) {
       }
     }
     resync.stop();
+    prerequisitePoll.cancel();
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
@@ -255,6 +259,17 @@ int runManager(const ManagerOptions& options) {
     }
     resync.start();
     workers.start(io.get_executor(), options.workers);
+    while (!stopping) {
+      prerequisitePoll.expires_after(controller::requeue::kPrerequisitesMissing);
+      boost::system::error_code ec;
+      co_await prerequisitePoll.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (stopping) {
+        break;
+      }
+      for (const std::string& name : co_await ctl->reconciler.prerequisitesAppeared()) {
+        queue.add(name);
+      }
+    }
   };
 
   asio::co_spawn(

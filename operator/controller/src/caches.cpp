@@ -101,12 +101,13 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
     children.push_back(std::make_unique<Informer>(client, ref, api::kOwnerLabel, optional));
     children.back()->addIndex(kByOwner, ownerLabelValue);
   };
-  for (const auto* ref :
-       {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles, &r::rolebindings,
-        &r::daemonsets, &r::deployments, &r::statefulsets, &r::storageclasses, &r::configmaps,
-        &r::services, &r::poddisruptionbudgets}) {
+  for (const auto* ref : {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles,
+                          &r::rolebindings, &r::daemonsets, &r::deployments, &r::statefulsets,
+                          &r::storageclasses, &r::configmaps, &r::services}) {
     addChild(*ref, false);
   }
+  // policy/v1 since Kubernetes 1.21; the snapshot API only where its CRDs are installed.
+  addChild(r::poddisruptionbudgets, true);
   addChild(r::volumesnapshotclasses, true);
   objectKinds_ = api::builtinObjectKinds();
   for (const api::ObjectKind& k : objectKinds) {

@@ -141,9 +141,6 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
 
   // What is still missing, in the order an admin would look at it.
   std::vector<std::pair<std::string, std::string>> pending; // reason, message
-  if (!o.missingPrerequisites.empty()) {
-    pending.emplace_back("PrerequisitesMissing", joined(o.missingPrerequisites));
-  }
   if (!o.applyErrors.empty()) {
     pending.emplace_back("ApplyFailed", "not every object could be applied");
   }
@@ -170,8 +167,7 @@ computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus
   }
 
   const bool rollingOut = std::any_of(pending.begin(), pending.end(), [](const auto& p) {
-    return p.first != "ApplyFailed" && p.first != "RegistrationPending" &&
-           p.first != "PrerequisitesMissing";
+    return p.first != "ApplyFailed" && p.first != "RegistrationPending";
   });
   if (!rollingOut && o.nodeUpdate && o.nodeUpdate->outdated > 0) {
     set(make(condition::kProgressing, true, "NodePluginUpdateWaiting",

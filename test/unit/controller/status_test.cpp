@@ -74,6 +74,22 @@ TEST(Status, DegradedOnApplyErrors) {
   EXPECT_EQ(cond(s, "Ready").reason, "ApplyFailed");
 }
 
+// A missing CRD or PriorityClass is Degraded, named; Ready keeps saying what the pods say.
+TEST(Status, MissingPrerequisitesAreDegradedAndLeaveReadyToThePods) {
+  auto o = rolledOut();
+  o.missingPrerequisites = {"snapshot.storage.k8s.io/v1/volumesnapshotclasses is not served",
+                            "PriorityClass storage does not exist"};
+  const auto s = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(cond(s, "Degraded").status, "True");
+  EXPECT_EQ(cond(s, "Degraded").reason, "PrerequisitesMissing");
+  EXPECT_EQ(cond(s, "Degraded").message,
+            "snapshot.storage.k8s.io/v1/volumesnapshotclasses is not served; PriorityClass "
+            "storage does not exist");
+  EXPECT_EQ(cond(s, "Ready").status, "True");
+  o.applyErrors = {"Service csi/m: forbidden"};
+  EXPECT_EQ(cond(computeStatus(o, std::nullopt, "T1"), "Degraded").reason, "ApplyFailed");
+}
+
 TEST(Status, ConflictDeploysNothing) {
   Observed o;
   o.generation = 1;

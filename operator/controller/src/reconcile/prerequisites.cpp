@@ -1,8 +1,13 @@
 // Step 6: what the driver needs but the operator does not create (render/prerequisites.hpp):
 // the APIs its sidecars and companion objects use, and the PriorityClasses its pods name.
-// Missing ones are reported (Degraded and Ready say which) and looked for again; the children
-// of an API that is not served are left out of this pass instead of failing to apply.
+// Missing ones are reported (Degraded says which) and remembered: prerequisitesAppeared() asks
+// for them again, once for all the DriverDeployments that wait, and queues those once they are
+// there. The children of an API that is not served are left out instead of failing to apply.
 #include <csiop/controller/reconciler.hpp>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/kube/attempt.hpp>
@@ -17,6 +22,10 @@ using api::Json;
 
 asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
   Observed& o = run.observed;
+  for (auto it = waitingFor_.begin(); it != waitingFor_.end();) {
+    it->second.erase(run.name);
+    it = it->second.empty() ? waitingFor_.erase(it) : std::next(it);
+  }
   std::vector<render::RequiredApi> apis = render::requiredApis(*run.effective);
   // spec.objects of a kind that may not be served (a CRD of --object-kind).
   for (const Json& object : run.effective->objects) {
@@ -36,6 +45,7 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
     }
     o.missingPrerequisites.push_back(api.str() + " is not served (needed by " + api.neededBy +
                                      "; its CRD is installed by a cluster admin)");
+    waitingFor_[api.str()].insert(run.name);
     for (const Json& desired : run.desired) {
       const std::string apiVersion = api::stringField(desired, "apiVersion");
       if (apiVersion == (api.group.empty() ? api.version : api.group + "/" + api.version)) {
@@ -47,25 +57,59 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
     if (!(co_await priorityClassExists(pc.name)).value_or(true)) {
       o.missingPrerequisites.push_back("PriorityClass " + pc.name + " does not exist (" +
                                        pc.neededBy + "'s pods name it and cannot be created)");
+      waitingFor_["PriorityClass " + pc.name].insert(run.name);
     }
   }
   co_return std::nullopt;
 }
 
-asio::awaitable<std::optional<bool>> Reconciler::served(const std::string& group,
-                                                        const std::string& version,
-                                                        const std::string& resource) {
-  // A kind the caches watch: its reflector knows.
-  for (const auto& cache : caches_.children) {
-    const kube::ResourceRef& r = cache->resource();
-    if (r.group == group && r.version == version && r.resource == resource && cache->synced()) {
-      co_return cache->served();
+asio::awaitable<std::vector<std::string>> Reconciler::prerequisitesAppeared() {
+  std::vector<std::string> out;
+  // A copy: the map changes while the requests wait.
+  const auto waiting = waitingFor_;
+  for (const auto& [key, names] : waiting) {
+    std::optional<bool> present;
+    if (key.rfind("PriorityClass ", 0) == 0) {
+      const std::string name = key.substr(14);
+      present = co_await priorityClassExists(name, true);
+    } else {
+      // Named first: GCC 12 mishandles temporaries of a conditional inside co_await.
+      const auto first = key.find('/');
+      const auto last = key.rfind('/');
+      std::string group;
+      std::string version = key.substr(0, first);
+      if (first != last) {
+        group = version;
+        version = key.substr(first + 1, last - first - 1);
+      }
+      const std::string resource = key.substr(last + 1);
+      present = co_await served(group, version, resource, true);
+    }
+    if (present.value_or(false)) {
+      spdlog::info("{} is there now; reconciling the DriverDeployments that need it", key);
+      out.insert(out.end(), names.begin(), names.end());
+      waitingFor_.erase(key);
     }
   }
-  const std::string key = group + "/" + version + "/" + resource;
+  co_return out;
+}
+
+asio::awaitable<std::optional<bool>> Reconciler::served(const std::string& group,
+                                                        const std::string& version,
+                                                        const std::string& resource, bool fresh) {
+  // A kind the caches watch: its reflector knows it is served (one that is not lists again
+  // only every Reflector::kUnservedRetry, so discovery decides then).
+  for (const auto& cache : caches_.children) {
+    const kube::ResourceRef& r = cache->resource();
+    if (r.group == group && r.version == version && r.resource == resource && cache->synced() &&
+        cache->served()) {
+      co_return true;
+    }
+  }
+  const std::string key = (group.empty() ? "" : group + "/") + version + "/" + resource;
   const auto now = std::chrono::steady_clock::now();
   if (const auto it = prerequisites_.find(key);
-      it != prerequisites_.end() && now - it->second.at < kPrerequisiteRecheck) {
+      !fresh && it != prerequisites_.end() && now - it->second.at < kPrerequisiteRecheck) {
     co_return it->second.present;
   }
   auto answer = co_await kube::attempt(client_.serves(group, version, resource));
@@ -76,11 +120,12 @@ asio::awaitable<std::optional<bool>> Reconciler::served(const std::string& group
   co_return *answer;
 }
 
-asio::awaitable<std::optional<bool>> Reconciler::priorityClassExists(const std::string& name) {
+asio::awaitable<std::optional<bool>> Reconciler::priorityClassExists(const std::string& name,
+                                                                     bool fresh) {
   const std::string key = "PriorityClass " + name;
   const auto now = std::chrono::steady_clock::now();
   if (const auto it = prerequisites_.find(key);
-      it != prerequisites_.end() && now - it->second.at < kPrerequisiteRecheck) {
+      !fresh && it != prerequisites_.end() && now - it->second.at < kPrerequisiteRecheck) {
     co_return it->second.present;
   }
   auto found = co_await kube::attempt(client_.getOpt(kube::resources::priorityclasses, "", name));

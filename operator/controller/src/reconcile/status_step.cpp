@@ -50,16 +50,8 @@ asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
   if (!run.observed.applyErrors.empty()) {
     co_return ReconcileResult::error(run.observed.applyErrors.front());
   }
-  std::optional<std::chrono::milliseconds> again;
   if (run.pollConfig) {
-    again = configPollPeriod_;
-  }
-  if (!run.observed.missingPrerequisites.empty()) {
-    again = std::min(again.value_or(requeue::kPrerequisitesMissing),
-                     std::chrono::milliseconds(requeue::kPrerequisitesMissing));
-  }
-  if (again) {
-    co_return ReconcileResult::requeueAfter(*again);
+    co_return ReconcileResult::requeueAfter(configPollPeriod_);
   }
   co_return ReconcileResult::done();
 }

@@ -48,8 +48,8 @@ inline constexpr std::chrono::milliseconds kDriverNameRace{500};
 inline constexpr std::chrono::milliseconds kStatusConflict{200};
 // Children were deleted for a deletion: look again once the caches show them gone.
 inline constexpr std::chrono::milliseconds kChildrenGoing{300};
-// An API or PriorityClass the driver needs is missing: look again for it this often (nothing
-// the operator watches tells when an admin installs it).
+// An API or PriorityClass a driver needs is missing: the manager asks prerequisitesAppeared()
+// this often (nothing the operator watches tells when an admin installs one).
 inline constexpr std::chrono::milliseconds kPrerequisitesMissing{30'000};
 } // namespace requeue
 
@@ -69,6 +69,12 @@ public:
 
   // The DriverDeployments a change of `object` (of any cached kind) concerns.
   std::vector<std::string> ownersOf(const api::Json& object);
+
+  // prerequisites.cpp: asks the server again for every API and PriorityClass a
+  // DriverDeployment was found to lack; returns the DriverDeployments whose missing
+  // prerequisite is now there (to be reconciled). One request per missing prerequisite, however
+  // many DriverDeployments wait for it.
+  boost::asio::awaitable<std::vector<std::string>> prerequisitesAppeared();
 
   // storage.k8s.io/v1 CSIDriver, or the legacy csi.storage.k8s.io/v1alpha1 CRD
   // (whichever the caches watch, chosen from discovery at start).
@@ -117,10 +123,13 @@ private:
   // --- what the steps share ------------------------------------------------------------------
   // prerequisites.cpp: whether the server serves group/version/resource, or has the
   // PriorityClass `name`; std::nullopt when that could not be found out. Answers are kept for
-  // kPrerequisiteRecheck.
-  boost::asio::awaitable<std::optional<bool>>
-  served(const std::string& group, const std::string& version, const std::string& resource);
-  boost::asio::awaitable<std::optional<bool>> priorityClassExists(const std::string& name);
+  // kPrerequisiteRecheck, unless `fresh`.
+  boost::asio::awaitable<std::optional<bool>> served(const std::string& group,
+                                                     const std::string& version,
+                                                     const std::string& resource,
+                                                     bool fresh = false);
+  boost::asio::awaitable<std::optional<bool>> priorityClassExists(const std::string& name,
+                                                                  bool fresh = false);
   // finalizer.cpp
   boost::asio::awaitable<std::optional<std::string>> deletionBlocker(ReconcileRun& run);
   boost::asio::awaitable<ReconcileResult> finalize(const ReconcileRun& run);
@@ -191,6 +200,9 @@ private:
   };
   std::map<std::string, Found> prerequisites_;
   static constexpr std::chrono::seconds kPrerequisiteRecheck{20};
+  // What is missing ("group/version/resource" or "PriorityClass name") -> the
+  // DriverDeployments that need it.
+  std::map<std::string, std::set<std::string>> waitingFor_;
 };
 
 } // namespace csiop::controller
