@@ -246,6 +246,18 @@ EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry
                                              defaults::kRegistrarPort)
                                   : endpoint(std::nullopt, std::nullopt, defaults::kRegistrarPort);
   out.livenessProbe = probe(n.livenessProbe, registry, n.resources);
+  if (n.provisioner && n.provisioner->enabled.value_or(false)) {
+    const NodeProvisioner& p = *n.provisioner;
+    EffectiveNodeProvisioner np;
+    np.container = container(n.provisioner, Component::Provisioner, registry, n.resources);
+    if (p.httpEndpoint || p.httpPort) {
+      np.http = endpoint(p.httpEndpoint, p.httpPort, defaults::kProvisionerPort);
+    }
+    np.immediateBinding = p.immediateBinding.value_or(true);
+    np.baseDelay = p.baseDelay;
+    np.maxDelay = p.maxDelay;
+    out.provisioner = std::move(np);
+  }
   out.driver = driver(spec.driver, n.driver, n.resources);
   out.rbacRules = orDefault(n.rbacRules, Json::array());
   out.namespacedRbacRules = orDefault(n.namespacedRbacRules, Json::array());

@@ -258,4 +258,46 @@ Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
   return c;
 }
 
+Json nodeProvisionerContainer(const Effective& e, const api::EffectiveNodeProvisioner& p) {
+  Json c = sidecarBase("csi-provisioner", p.container);
+  // Each node is its own topology segment: only the selected node's topology goes into
+  // CreateVolume, and none for immediate binding (upstream's advice for node deployments).
+  Json args = Json::array({std::string("--csi-address=") + kSocketPath, "--node-deployment=true",
+                           "--strict-topology=true", "--immediate-topology=false"});
+  if (p.http.enabled) {
+    args.push_back("--http-endpoint=" + p.http.flag());
+  }
+  if (!p.immediateBinding) {
+    args.push_back("--node-deployment-immediate-binding=false");
+  }
+  if (p.baseDelay) {
+    args.push_back("--node-deployment-base-delay=" + *p.baseDelay);
+  }
+  if (p.maxDelay) {
+    args.push_back("--node-deployment-max-delay=" + *p.maxDelay);
+  }
+  const bool capacity = e.csiDriver.storageCapacity;
+  if (capacity) {
+    // The node plugin DaemonSet owns each node's CSIStorageCapacity objects (pod -> DaemonSet).
+    args.push_back("--enable-capacity");
+    args.push_back("--capacity-ownerref-level=1");
+  }
+  for (const auto& a : p.container.extraArgs) {
+    args.push_back(a);
+  }
+  c["args"] = std::move(args);
+  Json env = Json::array({fieldRef("NODE_NAME", "spec.nodeName")});
+  if (capacity) {
+    env.push_back(fieldRef("NAMESPACE", "metadata.namespace"));
+    env.push_back(fieldRef("POD_NAME", "metadata.name"));
+  }
+  setEnv(c, p.container, std::move(env));
+  if (p.http.enabled) {
+    c["ports"] = Json::array({tcpPort("provisioner", p.http.port)});
+  }
+  setSecurityAndResources(c, p.container);
+  c["volumeMounts"] = Json::array({socketMount()});
+  return c;
+}
+
 } // namespace csiop::render

@@ -22,6 +22,10 @@ Json livenessContainer(const api::EffectiveProbe& probe);
 // (or privileged) to use a socket that a privileged driver created; the user says so.
 Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s);
 
+// external-provisioner beside the driver on every node (--node-deployment): it provisions
+// (and publishes the capacity of) its own node only, without leader election.
+Json nodeProvisionerContainer(const Effective& e, const api::EffectiveNodeProvisioner& p);
+
 Json socketMount();
 
 // How many owner references the provisioner follows from its pod to the workload

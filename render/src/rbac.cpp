@@ -157,14 +157,24 @@ struct SecretGrants {
   }
 };
 
-void addSecretReferences(SecretGrants& grants, const Effective& e,
+// Each secret a class names, for the ServiceAccount of the sidecar that reads it: the node
+// plugin's for a node-local provisioner, else the controller's (if that sidecar is enabled).
+void addSecretReferences(SecretGrants& controller, SecretGrants& node, const Effective& e,
                          const std::vector<api::SecretReference>& refs) {
   for (const auto& ref : refs) {
-    const auto* reader = ref.reader ? e.controller->sidecar(*ref.reader) : nullptr;
-    if (!reader || !reader->enabled || !ref.name || !ref.namespace_) {
+    if (!ref.reader || !ref.name || !ref.namespace_) {
       continue;
     }
-    grants.add(ref.namespace_, api::isTemplated(*ref.name) ? "" : *ref.name);
+    SecretGrants* grants = nullptr;
+    if (*ref.reader == Component::Provisioner && e.node.provisioner) {
+      grants = &node;
+    } else if (const auto* reader = e.controller ? e.controller->sidecar(*ref.reader) : nullptr;
+               reader != nullptr && reader->enabled) {
+      grants = &controller;
+    }
+    if (grants != nullptr) {
+      grants->add(ref.namespace_, api::isTemplated(*ref.name) ? "" : *ref.name);
+    }
   }
 }
 
@@ -187,9 +197,9 @@ void addSecretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespa
   }
 }
 
-// Secrets the driver's ServiceAccounts read. The controller's sidecars: those StorageClass
-// and VolumeSnapshotClass parameters name; spec.secretAccess: those an admin's own classes or
-// the driver's configuration name, for the controller's or the node plugin's ServiceAccount.
+// Secrets the driver's ServiceAccounts read. The sidecars that read what StorageClass and
+// VolumeSnapshotClass parameters name (a node-local provisioner too); spec.secretAccess: those
+// an admin's own classes or the driver's configuration name, for either ServiceAccount.
 // Exactly the named secret where name and namespace are fixed, the namespace's secrets where
 // only the namespace is, and cluster-wide only where the namespace is a ${...} template. Only
 // `get`: the sidecars fetch each secret by name and never list.
@@ -197,16 +207,14 @@ void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced
                  const Effective& e) {
   SecretGrants controller;
   SecretGrants node;
-  if (e.controller) {
-    for (const auto& sc : e.storageClasses) {
-      if (sc.parameters) {
-        addSecretReferences(controller, e, api::secretReferences(*sc.parameters));
-      }
+  for (const auto& sc : e.storageClasses) {
+    if (sc.parameters) {
+      addSecretReferences(controller, node, e, api::secretReferences(*sc.parameters));
     }
-    for (const auto& c : e.volumeSnapshotClasses) {
-      if (c.parameters) {
-        addSecretReferences(controller, e, api::snapshotSecretReferences(*c.parameters));
-      }
+  }
+  for (const auto& c : e.volumeSnapshotClasses) {
+    if (c.parameters) {
+      addSecretReferences(controller, node, e, api::snapshotSecretReferences(*c.parameters));
     }
   }
   for (const auto& access : e.secretAccess) {
@@ -253,6 +261,21 @@ std::vector<Json> renderRbac(const Effective& e) {
   if (!e.node.namespacedRbacRules.empty()) {
     addRole(clusterScoped, namespaced, e, rbacName(e, "node-driver"), e.namespace_,
             e.node.namespacedRbacRules, nodeName(e));
+  }
+  if (e.node.provisioner) {
+    // The node-local provisioner: the external-provisioner rules for the node plugin's
+    // ServiceAccount; with capacity, its CSIStorageCapacity objects and the GET of its own pod
+    // (whose owner, the DaemonSet, owns them). No leader election.
+    const std::string name = rbacName(e, roleName(Component::Provisioner));
+    addRole(clusterScoped, namespaced, e, name, "", clusterRules(Component::Provisioner),
+            nodeName(e));
+    if (e.csiDriver.storageCapacity) {
+      addRole(clusterScoped, namespaced, e, name, e.namespace_,
+              Json::array({rule("storage.k8s.io", "csistoragecapacities",
+                                {"get", "list", "watch", "create", "update", "patch", "delete"}),
+                           rule("", "pods", {"get"})}),
+              nodeName(e));
+    }
   }
   if (e.controller) {
     const std::string sa = controllerServiceAccount(e);

@@ -91,9 +91,9 @@ Json renderNodeDaemonSet(const Effective& e) {
   const bool withController = e.controller && e.controller->inNodePlugin();
   spec["serviceAccountName"] = nodeName(e);
   // The node plugin talks to the API server only if the driver was granted rules, or
-  // if the controller sidecars run in it.
-  spec["automountServiceAccountToken"] =
-      !n.rbacRules.empty() || !n.namespacedRbacRules.empty() || withController;
+  // if the controller sidecars or a node-local provisioner run in it.
+  spec["automountServiceAccountToken"] = !n.rbacRules.empty() || !n.namespacedRbacRules.empty() ||
+                                         withController || n.provisioner.has_value();
   commonPodFields(spec, n.pod);
   spec["nodeSelector"] = nodeSelector(n.nodeSelector);
   if (!n.tolerations.empty()) {
@@ -107,6 +107,9 @@ Json renderNodeDaemonSet(const Effective& e) {
       Json::array({driverContainer(e, n.driver, n.livenessProbe, true), registrarContainer(e)});
   if (n.livenessProbe.enabled) {
     own.push_back(livenessContainer(n.livenessProbe));
+  }
+  if (n.provisioner) {
+    own.push_back(nodeProvisionerContainer(e, *n.provisioner));
   }
   if (withController) {
     // One driver process per node serves both CSI services (drivers that keep their

@@ -62,11 +62,13 @@ Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& no
   const bool attachRequired =
       spec.csiDriver && spec.csiDriver->attachRequired ? *spec.csiDriver->attachRequired : true;
   const bool capacity = spec.csiDriver && spec.csiDriver->storageCapacity.value_or(false);
+  const bool nodeProvisioner =
+      spec.node && spec.node->provisioner && spec.node->provisioner->enabled.value_or(false);
   if (!spec.controller) {
-    if (capacity) {
+    if (capacity && !nodeProvisioner) {
       v.add(forbidden("spec.csiDriver.storageCapacity",
-                      "requires spec.controller with the provisioner enabled, which publishes "
-                      "CSIStorageCapacity objects"));
+                      "requires a provisioner, which publishes CSIStorageCapacity objects: "
+                      "spec.controller with the provisioner enabled, or spec.node.provisioner"));
     }
     if (attachRequired) {
       v.warn("spec.csiDriver.attachRequired is true (the default) but there is no "
@@ -165,10 +167,16 @@ Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& no
            "volumes will not attach unless another attacher handles this driver");
   }
   const bool provisionerEnabled = !(c.provisioner && c.provisioner->enabled == false);
-  if (capacity && !provisionerEnabled) {
+  if (capacity && !provisionerEnabled && !nodeProvisioner) {
     v.add(forbidden("spec.csiDriver.storageCapacity",
-                    "requires spec.controller.provisioner, which publishes CSIStorageCapacity "
-                    "objects"));
+                    "requires a provisioner, which publishes CSIStorageCapacity objects: "
+                    "spec.controller.provisioner or spec.node.provisioner"));
+  }
+  if (provisionerEnabled && nodeProvisioner) {
+    v.add(forbidden("spec.node.provisioner.enabled",
+                    "a driver provisions either centrally or on every node: disable "
+                    "spec.controller.provisioner (or leave out spec.controller) to provision on "
+                    "every node"));
   }
   if (inNodePlugin) {
     return reserved; // no pod, probe or driver container of its own

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <csiop/api/defaults.hpp>
+#include <csiop/api/formats.hpp>
 #include <csiop/api/json_access.hpp>
 
 namespace csiop::api::validation {
@@ -56,6 +57,7 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
   v.resources(p + ".resources", n.resources);
   v.container(p + ".registrar", n.registrar);
   v.container(p + ".livenessProbe", n.livenessProbe);
+  v.container(p + ".provisioner", n.provisioner);
   v.rbacRules(p + ".rbacRules", n.rbacRules);
   v.rbacRules(p + ".namespacedRbacRules", n.namespacedRbacRules);
   v.object(p + ".podTemplatePatch", n.podTemplatePatch, "an object (a pod template patch)");
@@ -74,6 +76,22 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
     reservePort(v, reserved, p + ".livenessProbe", probe.httpEndpoint, "port",
                 v.httpEndpoint(p + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
                                defaults::kLivenessPort, false, hostNetwork, p + ".hostNetwork"));
+  }
+  if (n.provisioner && n.provisioner->enabled.value_or(false)) {
+    const NodeProvisioner& np = *n.provisioner;
+    const std::string pp = p + ".provisioner";
+    for (const auto& [field, value] :
+         {std::pair{".baseDelay", np.baseDelay}, std::pair{".maxDelay", np.maxDelay}}) {
+      if (value && !formats::goDuration(*value)) {
+        v.add(invalid(pp + field, *value, "must be a Go duration such as \"20s\" or \"1m\""));
+      }
+    }
+    if (np.httpEndpoint || np.httpPort) {
+      reservePort(v, reserved, pp, np.httpEndpoint, "httpPort",
+                  v.httpEndpoint(pp, np.httpEndpoint, np.httpPort, "httpPort",
+                                 defaults::kProvisionerPort, true, hostNetwork,
+                                 p + ".hostNetwork"));
+    }
   }
   return reserved;
 }

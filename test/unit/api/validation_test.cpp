@@ -111,13 +111,34 @@ INSTANTIATE_TEST_SUITE_P(
                       "serviceAccountTokenInSecrets is set but no tokenRequests are specified"}},
                 Case{"CapacityNeedsController",
                      "spec: {csiDriver: {storageCapacity: true}, controller: null}",
-                     {"spec.csiDriver.storageCapacity: Forbidden: requires spec.controller with "
-                      "the provisioner enabled, which publishes CSIStorageCapacity objects"}},
+                     {"spec.csiDriver.storageCapacity: Forbidden: requires a provisioner, which "
+                      "publishes CSIStorageCapacity objects: spec.controller with the provisioner "
+                      "enabled, or spec.node.provisioner"}},
                 Case{"CapacityNeedsProvisioner",
                      "spec: {csiDriver: {storageCapacity: true}, controller: {provisioner: "
                      "{enabled: false}}}",
-                     {"spec.csiDriver.storageCapacity: Forbidden: requires "
-                      "spec.controller.provisioner, which publishes CSIStorageCapacity objects"}},
+                     {"spec.csiDriver.storageCapacity: Forbidden: requires a provisioner, which "
+                      "publishes CSIStorageCapacity objects: spec.controller.provisioner or "
+                      "spec.node.provisioner"}},
+                Case{"CapacityOfNodeLocalProvisioning",
+                     "spec: {csiDriver: {storageCapacity: true}, controller: null, node: "
+                     "{provisioner: {enabled: true, baseDelay: 10s, maxDelay: 2m}}}",
+                     {}},
+                Case{"ProvisionerCentrallyOrOnEveryNode",
+                     "spec: {node: {provisioner: {enabled: true}}}",
+                     {"spec.node.provisioner.enabled: Forbidden: a driver provisions either "
+                      "centrally or on every node: disable spec.controller.provisioner (or leave "
+                      "out spec.controller) to provision on every node"}},
+                Case{"NodeProvisionerDelays",
+                     "spec: {controller: null, node: {provisioner: {enabled: true, baseDelay: "
+                     "soon}}}",
+                     {"spec.node.provisioner.baseDelay: Invalid value: \"soon\": must be a Go "
+                      "duration such as \"20s\" or \"1m\""}},
+                Case{"NodeProvisionerPortIsTheNodePodsPort",
+                     "spec: {controller: null, node: {provisioner: {enabled: true, httpPort: "
+                     "9809}}}",
+                     {"spec.node.provisioner.httpPort: Invalid value: 9809: is used by "
+                      "spec.node.registrar.httpPort"}},
                 Case{"AttacherNeedsAttachRequired",
                      "spec: {csiDriver: {attachRequired: false}, controller: {attacher: {enabled: "
                      "true}}}",

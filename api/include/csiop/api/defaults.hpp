@@ -127,6 +127,14 @@ struct EffectiveProbe {
   std::int32_t failureThreshold = 5;
 };
 
+struct EffectiveNodeProvisioner {
+  EffectiveContainer container;
+  HttpEndpoint http; // off unless asked for
+  bool immediateBinding = true;
+  std::optional<std::string> baseDelay;
+  std::optional<std::string> maxDelay;
+};
+
 struct EffectiveNode {
   std::string kubeletDir;
   Json updateStrategy; // null: server default
@@ -137,6 +145,7 @@ struct EffectiveNode {
   EffectiveContainer registrar;
   HttpEndpoint registrarHttp;
   EffectiveProbe livenessProbe;
+  std::optional<EffectiveNodeProvisioner> provisioner; // enabled only
   EffectiveDriver driver;
   Json rbacRules = Json::array();           // a ClusterRole
   Json namespacedRbacRules = Json::array(); // a Role in the driver's namespace

@@ -198,6 +198,29 @@ struct Registrar {
   }
 };
 
+// external-provisioner on every node beside the driver (--node-deployment), for drivers of
+// node-local storage: each provisions (and, with csiDriver.storageCapacity, publishes the
+// capacity of) its own node. No controller is needed for it.
+struct NodeProvisioner {
+  std::optional<bool> enabled;
+  ContainerSettings container;
+  std::optional<std::int32_t> httpPort;    // --http-endpoint=:PORT; default: no endpoint
+  std::optional<std::string> httpEndpoint; // --http-endpoint as is
+  std::optional<bool> immediateBinding;    // --node-deployment-immediate-binding
+  std::optional<std::string> baseDelay;    // --node-deployment-base-delay (Go duration)
+  std::optional<std::string> maxDelay;     // --node-deployment-max-delay (Go duration)
+
+  template <class V> void fields(V&& v) {
+    v("enabled", enabled);
+    container.fields(v);
+    v("httpPort", httpPort);
+    v("httpEndpoint", httpEndpoint);
+    v("immediateBinding", immediateBinding);
+    v("baseDelay", baseDelay);
+    v("maxDelay", maxDelay);
+  }
+};
+
 // Pod-level fields the node plugin and the controller pods share.
 struct PodSettings {
   std::optional<Json> securityContext; // core/v1.PodSecurityContext
@@ -234,6 +257,7 @@ struct NodeSpec {
   PodSettings pod;
   std::optional<Registrar> registrar;
   std::optional<LivenessProbe> livenessProbe;
+  std::optional<NodeProvisioner> provisioner;
   std::optional<DriverContainer> driver;
   std::optional<Json> rbacRules;           // []rbac/v1.PolicyRule for the node driver
   std::optional<Json> namespacedRbacRules; // the same, granted in the driver's namespace only
@@ -251,6 +275,7 @@ struct NodeSpec {
     pod.fields(v);
     v("registrar", registrar);
     v("livenessProbe", livenessProbe);
+    v("provisioner", provisioner);
     v("driver", driver);
     v("rbacRules", rbacRules);
     v("namespacedRbacRules", namespacedRbacRules);
