@@ -698,6 +698,71 @@ TEST_F(RealNode, ACsiEphemeralInlineVolumeLivesAndDiesWithItsPod) {
   }));
 }
 
+// The hostpath driver in its distributed mode (examples/hostpath-distributed.yaml): the real
+// external-provisioner runs in the node plugin pod with --node-deployment, publishes the node's
+// capacity for each WaitForFirstConsumer class in CSIStorageCapacity objects owned by the node
+// plugin DaemonSet, and provisions the claim of a pod scheduled on its node. No controller.
+TEST_F(RealNode, NodeLocalProvisioningPublishesTheNodesCapacityAndProvisionsOnIt) {
+  ASSERT_NO_FATAL_FAILURE(ensureOperator());
+  const auto apply =
+      kubectl({"apply", "-f", (sourceDir() / "examples/hostpath-distributed.yaml").string()});
+  ASSERT_TRUE(apply.ok()) << apply;
+  ASSERT_TRUE(waitFor("hostpath-local Ready", 240s, [](std::string& seen) {
+    return ddReadyAtCurrentGeneration("hostpath-local", seen);
+  }));
+  EXPECT_TRUE(
+      waitFor("a CSIStorageCapacity per class, owned by the node plugin", 120s, [](std::string& s) {
+        const Json list = kubectlJson({"get", "csistoragecapacities", "-n", "csi-hostpath-local"});
+        std::set<std::string> found;
+        for (const auto& c : list["items"]) {
+          const Json owners = c["metadata"].value("ownerReferences", Json::array());
+          found.insert(c.value("storageClassName", "") + " " + c.value("capacity", "") + " " +
+                       (owners.empty()
+                            ? "-"
+                            : owners[0].value("kind", "") + "/" + owners[0].value("name", "")));
+        }
+        s = joined({found.begin(), found.end()});
+        return found ==
+               std::set<std::string>{"csi-hostpath-local-fast 100Gi DaemonSet/hostpath-local-node",
+                                     "csi-hostpath-local-slow 10Gi DaemonSet/hostpath-local-node"};
+      }));
+
+  const auto workload = kubectl(
+      {"apply", "-f", "-"}, claim("local", "csi-hostpath-local-fast", "1Gi") + "---
+                                                                               " +
+                                claimUser("local-writer", "local", "hello", "written-on-its-node"));
+  ASSERT_TRUE(workload.ok()) << workload;
+  EXPECT_TRUE(waitFor("the pod on the node-local volume Ready", 180s,
+                      [](std::string& seen) { return podReady("local-writer", seen); }));
+  const std::string pv = pvOf("local");
+  ASSERT_FALSE(pv.empty());
+  EXPECT_EQ(kubectl({"get", "pv", pv, "-o", "jsonpath={.spec.csi.driver}"}).out,
+            "hostpath-local.csi.k8s.io");
+  // The node's own provisioner made it: the volume is pinned to the node by its topology.
+  EXPECT_NE(kubectl({"get", "pv", pv, "-o", "jsonpath={.spec.nodeAffinity}"})
+                .out.find("topology.hostpath.csi/node"),
+            std::string::npos);
+  EXPECT_NE(kubectl({"get", "events", "-n", kWorkloadNamespace, "--field-selector",
+                     "involvedObject.name=local,reason=ProvisioningSucceeded", "-o", "name"})
+                .out,
+            "");
+  kubectl({"delete", "pod", "local-writer", "-n", kWorkloadNamespace, "--wait=true"});
+  kubectl({"delete", "pvc", "local", "-n", kWorkloadNamespace, "--wait=true"});
+  EXPECT_TRUE(waitFor("the node-local volume is deleted", 120s, [&](std::string& seen) {
+    seen = kubectl({"get", "pv", pv, "-o", "name", "--ignore-not-found"}).out;
+    return seen.empty();
+  }));
+  deleteDd("hostpath-local");
+  EXPECT_TRUE(waitFor("the distributed driver is gone, its capacity objects with it", 120s,
+                      [](std::string& seen) {
+                        seen = kubectl({"get", "csistoragecapacities,daemonset", "-n",
+                                        "csi-hostpath-local", "-o", "name"})
+                                   .out;
+                        return seen.empty();
+                      }));
+  kubectl({"delete", "namespace", "csi-hostpath-local", "--wait=false"});
+}
+
 TEST_F(RealNode, DeletedNodePluginPodComesBackReRegisteredAndTheVolumeStaysReadable) {
   ASSERT_NO_FATAL_FAILURE(ensureWriter());
   expectCleanLogs(kDriverNamespace, kHostpathPods); // before its logs go with the pod
