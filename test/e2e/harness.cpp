@@ -516,4 +516,36 @@ void applyCrds() {
   }
 }
 
+std::filesystem::path snapshotManifests() {
+  const auto has = [](const std::filesystem::path& dir) {
+    return std::filesystem::exists(dir / "snapshot.storage.k8s.io_volumesnapshotclasses.yaml");
+  };
+  if (const char* dir = std::getenv("CSIOP_SNAPSHOT_MANIFESTS"); dir != nullptr && *dir != '\0') {
+    return has(dir) ? std::filesystem::path(dir) : std::filesystem::path();
+  }
+  if (const char* dir = std::getenv("CSIOP_IMAGE_ARCHIVES"); dir != nullptr && *dir != '\0') {
+    if (has(std::filesystem::path(dir) / "manifests")) {
+      return std::filesystem::path(dir) / "manifests";
+    }
+  }
+  const auto beside = sourceDir().parent_path() / "shared/upstream-images/manifests";
+  return has(beside) ? beside : std::filesystem::path();
+}
+
+bool applySnapshotCrds() {
+  const auto dir = snapshotManifests();
+  if (dir.empty()) {
+    return false;
+  }
+  for (const char* crd : {"volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"}) {
+    const auto applied =
+        kubectl({"apply", "--server-side", "--force-conflicts", "-f",
+                 (dir / ("snapshot.storage.k8s.io_" + std::string(crd) + ".yaml")).string()});
+    if (!applied.ok()) {
+      throw E2EError("applying the snapshot CRDs: " + applied.err);
+    }
+  }
+  return true;
+}
+
 } // namespace csiop::e2e

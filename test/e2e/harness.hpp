@@ -127,6 +127,15 @@ private:
   std::filesystem::path log_;
 };
 
+// The directory of external-snapshotter's CRDs (snapshot.storage.k8s.io_*.yaml) as a cluster
+// admin installs them: CSIOP_SNAPSHOT_MANIFESTS, else CSIOP_IMAGE_ARCHIVES/manifests, else
+// shared/upstream-images/manifests beside the checkout (as test/cluster/snapshot-controller
+// finds them); empty when there is none.
+std::filesystem::path snapshotManifests();
+// Applies those CRDs to the harness's cluster (a driver with a snapshotter needs them, and the
+// operator reports them missing otherwise); false when there are none to apply.
+bool applySnapshotCrds();
+
 // `csi-operator crds | kubectl apply --server-side -f -`, then waits until every CRD is
 // Established and served (kubectl get works). Idempotent; throws E2EError on failure.
 // The CRDs are removed after all e2e tests by the ctest test e2e.crd.cleanup.

@@ -283,26 +283,6 @@ TEST_F(Operator, OrphanPolicyKeepsTheChildren) {
            "csiop:nfs:external-resizer"});
 }
 
-// The snapshot CRDs of external-snapshotter as a cluster admin installs them: the manifests of
-// CSIOP_SNAPSHOT_MANIFESTS, else CSIOP_IMAGE_ARCHIVES/manifests, else shared/upstream-images
-// beside the checkout (as test/cluster/snapshot-controller finds them); "" when there are none.
-std::filesystem::path snapshotManifests() {
-  for (const char* env : {"CSIOP_SNAPSHOT_MANIFESTS", "CSIOP_IMAGE_ARCHIVES"}) {
-    if (const char* dir = std::getenv(env); dir != nullptr && *dir != '\0') {
-      const std::filesystem::path p = std::string(env) == "CSIOP_IMAGE_ARCHIVES"
-                                          ? std::filesystem::path(dir) / "manifests"
-                                          : std::filesystem::path(dir);
-      if (std::filesystem::exists(p / "snapshot.storage.k8s.io_volumesnapshotclasses.yaml")) {
-        return p;
-      }
-    }
-  }
-  const auto beside = sourceDir().parent_path() / "shared/upstream-images/manifests";
-  return std::filesystem::exists(beside / "snapshot.storage.k8s.io_volumesnapshotclasses.yaml")
-             ? beside
-             : std::filesystem::path();
-}
-
 const char* kCompanions = R"(
 apiVersion: csiop.dev/v1alpha1
 kind: DriverDeployment
@@ -339,8 +319,13 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
     GTEST_SKIP() << "no snapshot CRD manifests (CSIOP_SNAPSHOT_MANIFESTS, "
                     "CSIOP_IMAGE_ARCHIVES/manifests or shared/upstream-images)";
   }
-  ASSERT_FALSE(exists({"crd", "volumesnapshotclasses.snapshot.storage.k8s.io"}))
-      << "the suite's cluster must start without the snapshot CRDs";
+  // The suite's cluster has them (as an admin installs them): take them away first.
+  const char* kSnapshotCrds[] = {"volumesnapshotclasses", "volumesnapshotcontents",
+                                 "volumesnapshots"};
+  for (const char* crd : kSnapshotCrds) {
+    kubectl({"delete", "crd", std::string(crd) + ".snapshot.storage.k8s.io", "--ignore-not-found",
+             "--wait=true"});
+  }
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, kCompanions).ok());
   const std::string ns = "csi-companions";
   const std::vector<std::vector<std::string>> companions = {
@@ -365,7 +350,7 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
                      "jsonpath={.spec.selector.app\\.kubernetes\\.io/component}"})
                 .out,
             "node-plugin");
-  EXPECT_TRUE(waitFor("the missing snapshot API is reported", 30s, [&](std::string& seen) {
+  EXPECT_TRUE(waitFor("the missing snapshot API is reported", 60s, [&](std::string& seen) {
     seen = kubectl({"get", "dd", "companions", "-o",
                     "jsonpath={.status.conditions[?(@.type==\"Degraded\")].message}"})
                .out;
@@ -375,7 +360,7 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
                std::string::npos;
   }));
 
-  for (const char* crd : {"volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"}) {
+  for (const char* crd : kSnapshotCrds) {
     const auto applied =
         kubectl({"apply", "--server-side", "-f",
                  (manifests / ("snapshot.storage.k8s.io_" + std::string(crd) + ".yaml")).string()});
@@ -411,9 +396,7 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
         return seen.empty();
       }));
   kubectl({"delete", "namespace", ns, "--wait=false"});
-  for (const char* crd : {"volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"}) {
-    kubectl({"delete", "crd", std::string(crd) + ".snapshot.storage.k8s.io", "--wait=true"});
-  }
+  // The CRDs stay, as the suite's cluster had them.
 }
 
 } // namespace

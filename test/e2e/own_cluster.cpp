@@ -41,6 +41,8 @@ bool startOwnCluster(const std::string& name, int nodes,
           "\nNODES=" + std::to_string(nodes) + "\nEXTERNAL=0\nCLUSTER_NAME=" + name + "\n");
   // The harness's kubectl() and cluster() now speak to this cluster.
   ::setenv("CSIOP_E2E_ENV_FILE", env.c_str(), 1);
+  // What a cluster admin installs before drivers with a snapshotter (see cluster-fixture).
+  applySnapshotCrds();
   return true;
 }
 

@@ -728,8 +728,7 @@ TEST_F(RealNode, NodeLocalProvisioningPublishesTheNodesCapacityAndProvisionsOnIt
       }));
 
   const auto workload = kubectl(
-      {"apply", "-f", "-"}, claim("local", "csi-hostpath-local-fast", "1Gi") + "---
-                                                                               " +
+      {"apply", "-f", "-"}, claim("local", "csi-hostpath-local-fast", "1Gi") + "---\n" +
                                 claimUser("local-writer", "local", "hello", "written-on-its-node"));
   ASSERT_TRUE(workload.ok()) << workload;
   EXPECT_TRUE(waitFor("the pod on the node-local volume Ready", 180s,
