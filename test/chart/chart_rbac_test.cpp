@@ -209,10 +209,17 @@ TEST(ChartRbac, TheOperatorMayManageEveryKindItRenders) {
   }
   // Node plugin pods replaced one by one (WhenVolumesUnused).
   EXPECT_TRUE(covers(held, "", "pods", "delete", "any-namespace", "any-name"));
-  // Referenced configuration, read by name only (config hashes).
+  // Referenced configuration, read by name (config hashes); ConfigMaps are companion objects
+  // too (cached by the owner label, so listed and watched), Secrets never.
   EXPECT_TRUE(covers(held, "", "configmaps", "get", "any-namespace", "any-name"));
   EXPECT_TRUE(covers(held, "", "secrets", "get", "any-namespace", "any-name"));
-  EXPECT_FALSE(covers(held, "", "configmaps", "list", "any-namespace", ""));
+  for (const auto* ref :
+       {&r::configmaps, &r::services, &r::poddisruptionbudgets, &r::volumesnapshotclasses}) {
+    for (const char* verb : {"list", "watch", "create", "patch", "delete"}) {
+      EXPECT_TRUE(covers(held, ref->group, ref->resource, verb, "", ""))
+          << verb << " " << ref->resource;
+    }
+  }
   EXPECT_FALSE(covers(held, "", "secrets", "list", "any-namespace", ""));
   EXPECT_TRUE(covers(held, "", "events", "create", "default", ""));
   EXPECT_TRUE(covers(held, "apiextensions.k8s.io", "customresourcedefinitions", "patch", "",
@@ -269,10 +276,10 @@ TEST(ChartRbac, GrantableRulesExtendWhatDriversMayBeGiven) {
   const fs::path values = fs::path(testing::TempDir()) / "grantable-values.yaml";
   std::ofstream(values)
       << "rbac:\n  grantableRules:\n"
-         "    - {apiGroups: [\"\"], resources: [configmaps], verbs: [get, list]}\n";
+         "    - {apiGroups: [\"\"], resources: [endpoints], verbs: [get, list]}\n";
   const auto held = operatorRules(helmTemplate("-f '" + values.string() + "'"));
-  EXPECT_TRUE(covers(held, "", "configmaps", "list", "", ""));
-  EXPECT_FALSE(covers(held, "", "configmaps", "create", "", ""));
+  EXPECT_TRUE(covers(held, "", "endpoints", "list", "", ""));
+  EXPECT_FALSE(covers(held, "", "endpoints", "create", "", ""));
 }
 
 } // namespace
