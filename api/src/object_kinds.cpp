@@ -18,6 +18,23 @@ std::string ObjectKind::version() const {
   return slash == std::string::npos ? apiVersion : apiVersion.substr(slash + 1);
 }
 
+std::optional<GroupVersionResource> parseGroupVersionResource(std::string_view text) {
+  const auto first = text.find('/');
+  const auto last = text.rfind('/');
+  if (first == std::string_view::npos || last + 1 >= text.size()) {
+    return std::nullopt;
+  }
+  GroupVersionResource out;
+  out.resource = text.substr(last + 1);
+  if (first == last) {
+    out.version = text.substr(0, first);
+  } else {
+    out.group = text.substr(0, first);
+    out.version = text.substr(first + 1, last - first - 1);
+  }
+  return out;
+}
+
 const std::vector<ObjectKind>& builtinObjectKinds() {
   static const std::vector<ObjectKind> kinds = {
       {"v1", "ConfigMap", "configmaps"},

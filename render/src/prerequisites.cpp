@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <csiop/api/object_kinds.hpp>
+
 namespace csiop::render {
 namespace {
 
@@ -16,8 +18,12 @@ void add(std::vector<RequiredApi>& out, RequiredApi api) {
 
 } // namespace
 
+std::string RequiredApi::apiVersion() const {
+  return group.empty() ? version : group + "/" + version;
+}
+
 std::string RequiredApi::str() const {
-  return (group.empty() ? "" : group + "/") + version + "/" + resource;
+  return apiVersion() + "/" + resource;
 }
 
 std::vector<RequiredApi> requiredApis(const api::Effective& e) {
@@ -33,19 +39,9 @@ std::vector<RequiredApi> requiredApis(const api::Effective& e) {
     add(out, {kSnapshots, "v1", "volumesnapshotclasses", "spec.volumeSnapshotClasses"});
   }
   for (const std::string& text : e.requiredAPIs) {
-    const auto first = text.find('/');
-    const auto last = text.rfind('/');
-    if (first == std::string::npos) {
-      continue; // validation reports it
+    if (const auto gvr = api::parseGroupVersionResource(text)) { // validation reports the rest
+      add(out, {gvr->group, gvr->version, gvr->resource, "spec.requiredAPIs"});
     }
-    RequiredApi api{"", "", text.substr(last + 1), "spec.requiredAPIs"};
-    if (first == last) {
-      api.version = text.substr(0, first);
-    } else {
-      api.group = text.substr(0, first);
-      api.version = text.substr(first + 1, last - first - 1);
-    }
-    add(out, std::move(api));
   }
   return out;
 }

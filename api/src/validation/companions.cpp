@@ -4,6 +4,7 @@
 
 #include <csiop/api/formats.hpp>
 #include <csiop/api/json_access.hpp>
+#include <csiop/api/object_kinds.hpp>
 #include <csiop/api/secrets.hpp>
 
 namespace csiop::api::validation {
@@ -65,16 +66,6 @@ void name(Validator& v, const std::string& path, const std::string& value,
   }
 }
 
-void metadata(Validator& v, const std::string& path, const std::optional<StringMap>& labels,
-              const std::optional<StringMap>& annotations) {
-  if (labels) {
-    v.labels(path + ".labels", *labels, true);
-  }
-  if (annotations) {
-    v.labels(path + ".annotations", *annotations, false);
-  }
-}
-
 void configMaps(Validator& v, const DriverDeploymentSpec& spec) {
   if (!spec.configMaps) {
     return;
@@ -88,7 +79,7 @@ void configMaps(Validator& v, const DriverDeploymentSpec& spec) {
     const ConfigMapSpec& cm = (*spec.configMaps)[i];
     const std::string ip = idx(p, i);
     name(v, ip + ".name", cm.name, names, false);
-    metadata(v, ip, cm.labels, cm.annotations);
+    userMetadata(v, ip, cm.labels, cm.annotations);
     std::size_t bytes = 0;
     for (const auto& [key, value] : cm.data.value_or(StringMap{})) {
       if (!configKey(key)) {
@@ -208,7 +199,7 @@ void services(Validator& v, const DriverDeploymentSpec& spec) {
       v.add(forbidden(ip + ".clusterIP", "a headless Service must be of type ClusterIP"));
     }
     servicePorts(v, ip + ".ports", s.ports, type);
-    metadata(v, ip, s.labels, s.annotations);
+    userMetadata(v, ip, s.labels, s.annotations);
   }
 }
 
@@ -236,19 +227,9 @@ void volumeSnapshotClasses(Validator& v, const DriverDeploymentSpec& spec) {
     if (c.isDefault.value_or(false) && ++defaults > 1) {
       v.add(forbidden(ip + ".isDefault", "at most one VolumeSnapshotClass may be the default"));
     }
-    metadata(v, ip, c.labels, c.annotations);
-    for (const auto& ref : snapshotSecretReferences(c.parameters.value_or(StringMap{}))) {
-      const std::string key = ip + ".parameters[csi.storage.k8s.io/" + ref.kind + "-secret-";
-      if (!ref.name || ref.name->empty()) {
-        v.add(required(key + "name]", "a secret reference needs both the name and the namespace"));
-      }
-      if (!ref.namespace_ || ref.namespace_->empty()) {
-        v.add(required(key + "namespace]",
-                       "a secret reference needs both the name and the namespace"));
-      } else if (!isTemplated(*ref.namespace_)) {
-        v.format(key + "namespace]", *ref.namespace_, formats::dns1123Label(*ref.namespace_));
-      }
-    }
+    userMetadata(v, ip, c.labels, c.annotations);
+    secretParameters(v, ip + ".parameters",
+                     snapshotSecretReferences(c.parameters.value_or(StringMap{})));
   }
   if (!list.empty() && !snapshotter) {
     v.warn("spec.volumeSnapshotClasses: the driver has no snapshotter (spec.controller."
@@ -430,18 +411,10 @@ void requiredAPIs(Validator& v, const DriverDeploymentSpec& spec) {
   const std::string p = "spec.requiredAPIs";
   for (std::size_t i = 0; i < spec.requiredAPIs->size(); ++i) {
     const std::string& api = (*spec.requiredAPIs)[i];
-    const auto first = api.find('/');
-    const auto last = api.rfind('/');
-    bool ok = first != std::string::npos && last + 1 < api.size();
-    if (ok) {
-      const std::string resource = api.substr(last + 1);
-      const std::string version =
-          first == last ? api.substr(0, first) : api.substr(first + 1, last - first - 1);
-      const std::string group = first == last ? "" : api.substr(0, first);
-      ok = formats::dns1123Label(resource).empty() && formats::dns1123Label(version).empty() &&
-           version.find('/') == std::string::npos &&
-           (group.empty() || formats::dns1123Subdomain(group).empty());
-    }
+    const auto gvr = parseGroupVersionResource(api);
+    const bool ok = gvr && formats::dns1123Label(gvr->resource).empty() &&
+                    formats::dns1123Label(gvr->version).empty() &&
+                    (gvr->group.empty() || formats::dns1123Subdomain(gvr->group).empty());
     if (!ok) {
       v.add(invalid(idx(p, i), api,
                     "must be GROUP/VERSION/RESOURCE (VERSION/RESOURCE for the core group), e.g. "

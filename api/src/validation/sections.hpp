@@ -8,6 +8,10 @@
 #include <set>
 #include <string>
 
+#include <vector>
+
+#include <csiop/api/secrets.hpp>
+
 #include "validator.hpp"
 
 namespace csiop::api::validation {
@@ -58,6 +62,15 @@ void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& p
 
 // spec.storageClasses.
 void storageClasses(Validator& v, const DriverDeploymentSpec& spec);
+
+// The labels and annotations a user gives an object the operator renders (path.labels,
+// path.annotations).
+void userMetadata(Validator& v, const std::string& path, const std::optional<StringMap>& labels,
+                  const std::optional<StringMap>& annotations);
+// The secret references of a class's parameters (`path`: its parameters field): name and
+// namespace both given, the namespace a label unless a ${...} template.
+void secretParameters(Validator& v, const std::string& path,
+                      const std::vector<SecretReference>& refs);
 
 // The companion objects: spec.configMaps, services, volumeSnapshotClasses, secretAccess,
 // objects, requiredAPIs and spec.controller.podDisruptionBudget.

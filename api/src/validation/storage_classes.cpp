@@ -5,6 +5,32 @@
 
 namespace csiop::api::validation {
 
+void userMetadata(Validator& v, const std::string& path, const std::optional<StringMap>& labels,
+                  const std::optional<StringMap>& annotations) {
+  if (labels) {
+    v.labels(path + ".labels", *labels, true);
+  }
+  if (annotations) {
+    v.labels(path + ".annotations", *annotations, false);
+  }
+}
+
+void secretParameters(Validator& v, const std::string& path,
+                      const std::vector<SecretReference>& refs) {
+  for (const auto& ref : refs) {
+    const std::string key = path + "[csi.storage.k8s.io/" + ref.kind + "-secret-";
+    if (!ref.name || ref.name->empty()) {
+      v.add(required(key + "name]", "a secret reference needs both the name and the namespace"));
+    }
+    if (!ref.namespace_ || ref.namespace_->empty()) {
+      v.add(
+          required(key + "namespace]", "a secret reference needs both the name and the namespace"));
+    } else if (!isTemplated(*ref.namespace_)) {
+      v.format(key + "namespace]", *ref.namespace_, formats::dns1123Label(*ref.namespace_));
+    }
+  }
+}
+
 void storageClasses(Validator& v, const DriverDeploymentSpec& spec) {
   if (!spec.storageClasses) {
     return;
@@ -45,27 +71,9 @@ void storageClasses(Validator& v, const DriverDeploymentSpec& spec) {
       }
     }
     v.list(ip + ".allowedTopologies", sc.allowedTopologies, "TopologySelectorTerm");
-    if (sc.labels) {
-      v.labels(ip + ".labels", *sc.labels, true);
-    }
-    if (sc.annotations) {
-      v.labels(ip + ".annotations", *sc.annotations, false);
-    }
+    userMetadata(v, ip, sc.labels, sc.annotations);
     if (sc.parameters) {
-      for (const auto& ref : secretReferences(*sc.parameters)) {
-        const std::string key = "csi.storage.k8s.io/" + ref.kind + "-secret-";
-        if (!ref.name || ref.name->empty()) {
-          v.add(required(ip + ".parameters[" + key + "name]",
-                         "a secret reference needs both the name and the namespace"));
-        }
-        if (!ref.namespace_ || ref.namespace_->empty()) {
-          v.add(required(ip + ".parameters[" + key + "namespace]",
-                         "a secret reference needs both the name and the namespace"));
-        } else if (!isTemplated(*ref.namespace_)) {
-          v.format(ip + ".parameters[" + key + "namespace]", *ref.namespace_,
-                   formats::dns1123Label(*ref.namespace_));
-        }
-      }
+      secretParameters(v, ip + ".parameters", secretReferences(*sc.parameters));
     }
   }
 }

@@ -23,6 +23,17 @@ struct ObjectKind {
   bool operator==(const ObjectKind&) const = default;
 };
 
+// An API resource as "GROUP/VERSION/RESOURCE", or "VERSION/RESOURCE" for the core group.
+struct GroupVersionResource {
+  std::string group; // "" for the core group
+  std::string version;
+  std::string resource;
+};
+
+// The parts of such a text, or nullopt when it has fewer than two parts or an empty resource
+// (their formats are the caller's to check).
+std::optional<GroupVersionResource> parseGroupVersionResource(std::string_view text);
+
 // What every operator may create: the namespaced kinds it creates for every driver anyway
 // (ServiceAccount, Role, RoleBinding, DaemonSet, Deployment, StatefulSet) and its companion
 // kinds (ConfigMap, Service, PodDisruptionBudget). Secrets are not among them: a Secret written

@@ -48,7 +48,7 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
     waitingFor_[api.str()].insert(run.name);
     for (const Json& desired : run.desired) {
       const std::string apiVersion = api::stringField(desired, "apiVersion");
-      if (apiVersion == (api.group.empty() ? api.version : api.group + "/" + api.version)) {
+      if (apiVersion == api.apiVersion()) {
         run.unservedKinds.insert(api::stringField(desired, "kind"));
       }
     }
@@ -72,18 +72,8 @@ asio::awaitable<std::vector<std::string>> Reconciler::prerequisitesAppeared() {
     if (key.rfind("PriorityClass ", 0) == 0) {
       const std::string name = key.substr(14);
       present = co_await priorityClassExists(name, true);
-    } else {
-      // Named first: GCC 12 mishandles temporaries of a conditional inside co_await.
-      const auto first = key.find('/');
-      const auto last = key.rfind('/');
-      std::string group;
-      std::string version = key.substr(0, first);
-      if (first != last) {
-        group = version;
-        version = key.substr(first + 1, last - first - 1);
-      }
-      const std::string resource = key.substr(last + 1);
-      present = co_await served(group, version, resource, true);
+    } else if (const auto gvr = api::parseGroupVersionResource(key)) {
+      present = co_await served(gvr->group, gvr->version, gvr->resource, true);
     }
     if (present.value_or(false)) {
       spdlog::info("{} is there now; reconciling the DriverDeployments that need it", key);

@@ -20,6 +20,7 @@ struct RequiredApi {
   std::string neededBy; // for the message: "the snapshotter", "spec.requiredAPIs"
 
   [[nodiscard]] std::string str() const; // "snapshot.storage.k8s.io/v1/volumesnapshotclasses"
+  [[nodiscard]] std::string apiVersion() const; // "snapshot.storage.k8s.io/v1"
 };
 
 // The snapshotter's (VolumeSnapshotClasses and VolumeSnapshotContents: it watches both and
