@@ -1,17 +1,6 @@
 #include "companions.hpp"
 
 namespace csiop::render {
-namespace {
-
-Json stringMap(const api::StringMap& map) {
-  Json out = Json::object();
-  for (const auto& [k, v] : map) {
-    out[k] = v;
-  }
-  return out;
-}
-
-} // namespace
 
 std::vector<Json> renderConfigMaps(const Effective& e) {
   std::vector<Json> out;
@@ -19,10 +8,10 @@ std::vector<Json> renderConfigMaps(const Effective& e) {
     Json obj = object(e, "v1", "ConfigMap", cm.name, e.namespace_, component::kConfig);
     addUserMetadata(obj, cm.labels, cm.annotations);
     if (cm.data) {
-      obj["data"] = stringMap(*cm.data);
+      obj["data"] = Json(*cm.data);
     }
     if (cm.binaryData) {
-      obj["binaryData"] = stringMap(*cm.binaryData);
+      obj["binaryData"] = Json(*cm.binaryData);
     }
     out.push_back(std::move(obj));
   }
@@ -84,7 +73,7 @@ std::vector<Json> renderVolumeSnapshotClasses(const Effective& e) {
     obj["driver"] = e.driverName;
     obj["deletionPolicy"] = c.deletionPolicy.value_or("Delete");
     if (c.parameters && !c.parameters->empty()) {
-      obj["parameters"] = stringMap(*c.parameters);
+      obj["parameters"] = Json(*c.parameters);
     }
     out.push_back(std::move(obj));
   }
