@@ -19,6 +19,10 @@ Json nodeTolerations() {
   return Json::array({Json{{"operator", "Exists"}}});
 }
 
+EffectiveSidecarProbe registrarProbe() {
+  return {true, 5, 5, 10, 3};
+}
+
 } // namespace csiop::api::defaults
 
 namespace csiop::api {
@@ -89,8 +93,23 @@ EffectiveContainer container(const std::optional<Spec>& spec, Component componen
     out.env = orDefault(c.env, Json::array());
     out.resources = resourcesFor(c.resources, podResources, defaults::sidecarResources());
     out.securityContext = orDefault(c.securityContext, out.securityContext);
+    out.lifecycle = orNull(c.lifecycle);
   }
   return out;
+}
+
+// A sidecar's own livenessProbe: the user's timings over the operator's.
+EffectiveSidecarProbe sidecarProbe(const std::optional<SidecarProbe>& spec,
+                                   EffectiveSidecarProbe fallback) {
+  if (spec) {
+    fallback.enabled = orDefault(spec->enabled, true);
+    fallback.initialDelaySeconds =
+        orDefault(spec->initialDelaySeconds, fallback.initialDelaySeconds);
+    fallback.timeoutSeconds = orDefault(spec->timeoutSeconds, fallback.timeoutSeconds);
+    fallback.periodSeconds = orDefault(spec->periodSeconds, fallback.periodSeconds);
+    fallback.failureThreshold = orDefault(spec->failureThreshold, fallback.failureThreshold);
+  }
+  return fallback;
 }
 
 // An endpoint given as `httpEndpoint` (validated), else as a port on every interface.
@@ -145,6 +164,7 @@ EffectiveDriver driver(const DriverContainer& base, const std::optional<DriverCo
         into = from;
       }
     };
+    pick(merged.name, override->name);
     pick(merged.image, override->image);
     pick(merged.imagePullPolicy, override->imagePullPolicy);
     pick(merged.command, override->command);
@@ -160,6 +180,7 @@ EffectiveDriver driver(const DriverContainer& base, const std::optional<DriverCo
     pick(merged.lifecycle, override->lifecycle);
   }
   EffectiveDriver out;
+  out.name = orDefault(merged.name, std::string(defaults::kDriverContainerName));
   out.image = orDefault(merged.image, std::string{});
   out.imagePullPolicy = orDefault(merged.imagePullPolicy, std::string(defaults::kPullPolicy));
   out.command = merged.command;
@@ -211,6 +232,8 @@ EffectiveSidecar sidecar(const std::optional<Sidecar>& spec, Component component
                      leaderElectionByDefault);
   out.http = spec ? endpoint(spec->httpEndpoint, spec->httpPort, port)
                   : endpoint(std::nullopt, std::nullopt, port);
+  // Restart a sidecar whose leader election is stuck (upstream's recommendation).
+  out.probe = sidecarProbe(spec ? spec->livenessProbe : std::nullopt, {true, 10, 10, 20, 1});
   return out;
 }
 
@@ -245,6 +268,8 @@ EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry
   out.registrarHttp = n.registrar ? endpoint(n.registrar->httpEndpoint, n.registrar->httpPort,
                                              defaults::kRegistrarPort)
                                   : endpoint(std::nullopt, std::nullopt, defaults::kRegistrarPort);
+  out.registrarProbe = sidecarProbe(n.registrar ? n.registrar->livenessProbe : std::nullopt,
+                                    defaults::registrarProbe());
   out.livenessProbe = probe(n.livenessProbe, registry, n.resources);
   if (n.provisioner && n.provisioner->enabled.value_or(false)) {
     const NodeProvisioner& p = *n.provisioner;
@@ -261,7 +286,58 @@ EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry
   out.driver = driver(spec.driver, n.driver, n.resources);
   out.rbacRules = orDefault(n.rbacRules, Json::array());
   out.namespacedRbacRules = orDefault(n.namespacedRbacRules, Json::array());
+  out.serviceAccount = orDefault(n.serviceAccount, {});
   out.podTemplatePatch = orNull(n.podTemplatePatch);
+  return out;
+}
+
+// Windows containers have no Linux capabilities, privilege or read-only root filesystem: the
+// API server refuses those fields in a pod for Windows. The sidecars run with none.
+EffectiveContainer windowsContainer(const std::optional<Registrar>& r, Component component,
+                                    const std::string& registry,
+                                    const std::optional<Json>& podResources) {
+  EffectiveContainer out = container(r, component, registry, podResources);
+  if (!r || !r->container.securityContext) {
+    out.securityContext = Json();
+  }
+  return out;
+}
+
+std::optional<EffectiveWindowsNode> windowsNode(const DriverDeploymentSpec& spec,
+                                                const std::string& registry) {
+  if (!spec.windowsNode || !spec.windowsNode->enabled.value_or(true)) {
+    return std::nullopt;
+  }
+  const WindowsNodeSpec& w = *spec.windowsNode;
+  EffectiveWindowsNode out;
+  out.hostProcess = w.hostProcess.value_or(false);
+  out.kubeletDir = orDefault(w.kubeletDir, std::string(defaults::kWindowsKubeletDir));
+  while (out.kubeletDir.size() > 3 &&
+         (out.kubeletDir.back() == '\\' || out.kubeletDir.back() == '/')) {
+    out.kubeletDir.pop_back();
+  }
+  out.csiProxyPipes = orDefault(w.csiProxyPipes, {});
+  out.updateStrategy = orNull(w.updateStrategy);
+  out.nodeSelector = orDefault(w.nodeSelector, {});
+  out.nodeSelector["kubernetes.io/os"] = "windows";
+  out.tolerations = orDefault(w.tolerations, defaults::nodeTolerations());
+  out.affinity = orNull(w.affinity);
+  // A HostProcess pod is on the host's network, always.
+  out.pod = pod(w.pod, out.hostProcess ? std::optional<bool>(true) : std::nullopt,
+                w.priorityClassName, defaults::kNodePriorityClass);
+  out.registrar =
+      windowsContainer(w.registrar, Component::NodeDriverRegistrar, registry, w.resources);
+  out.registrarHttp = w.registrar ? endpoint(w.registrar->httpEndpoint, w.registrar->httpPort,
+                                             defaults::kRegistrarPort)
+                                  : endpoint(std::nullopt, std::nullopt, defaults::kRegistrarPort);
+  out.registrarProbe = sidecarProbe(w.registrar ? w.registrar->livenessProbe : std::nullopt,
+                                    defaults::registrarProbe());
+  out.livenessProbe = probe(w.livenessProbe, registry, w.resources);
+  if (!w.livenessProbe || !w.livenessProbe->container.securityContext) {
+    out.livenessProbe.container.securityContext = Json();
+  }
+  out.driver = driver(windowsDriverBase(spec.driver), w.driver, w.resources);
+  out.podTemplatePatch = orNull(w.podTemplatePatch);
   return out;
 }
 
@@ -296,6 +372,7 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
   out.driver = driver(spec.driver, c.driver, c.resources);
   out.rbacRules = orDefault(c.rbacRules, Json::array());
   out.namespacedRbacRules = orDefault(c.namespacedRbacRules, Json::array());
+  out.serviceAccount = orDefault(c.serviceAccount, {});
   out.podTemplatePatch = orNull(c.podTemplatePatch);
   return out;
 }
@@ -309,6 +386,15 @@ const EffectiveSidecar* EffectiveController::sidecar(Component c) const {
     }
   }
   return nullptr;
+}
+
+DriverContainer windowsDriverBase(const DriverContainer& driver) {
+  DriverContainer out = driver;
+  out.securityContext.reset();
+  out.command.reset();
+  out.volumes.reset();
+  out.volumeMounts.reset();
+  return out;
 }
 
 std::string kubeletDirOf(const DriverDeploymentSpec& spec) {
@@ -334,6 +420,7 @@ Effective resolve(const DriverDeployment& object) {
   }
   out.csiDriver = csiDriver(spec.csiDriver);
   out.node = node(spec, out.imageRegistry);
+  out.windowsNode = windowsNode(spec, out.imageRegistry);
   if (spec.controller) {
     out.controller = controller(spec, out.csiDriver, out.imageRegistry);
   }

@@ -6,6 +6,7 @@
 #include <csiop/render/render.hpp>
 
 #include "containers.hpp"
+#include "windows_containers.hpp"
 #include "workloads.hpp"
 
 namespace csiop::render {
@@ -22,11 +23,20 @@ std::string quoted(const std::string& s) {
   return "\"" + s + "\"";
 }
 
+// Where a pod's containers find the driver's socket and the kubelet's plugin registry ("": not
+// mounted, as in a Windows HostProcess pod; the registrar is checked only in node plugins).
+struct PodShape {
+  std::string driver; // the driver container's name
+  bool nodePlugin = false;
+  std::string socketDir;
+  std::string registrationDir;
+};
+
 class PodCheck {
 public:
   PodCheck(api::ErrorList& errors, std::string path) : errors_(errors), path_(std::move(path)) {}
 
-  void run(const Json& workload, bool nodePlugin) {
+  void run(const Json& workload, const PodShape& shape) {
     const Json& tmpl = api::member(api::member(workload, "spec"), "template");
     labels(api::member(api::member(api::member(workload, "spec"), "selector"), "matchLabels"),
            api::member(api::member(tmpl, "metadata"), "labels"));
@@ -38,26 +48,25 @@ public:
         container(c, volumes, names);
       }
     }
-    const Json* driver = find(listAt(pod, "containers"), kDriverContainer);
+    const Json* driver = find(listAt(pod, "containers"), shape.driver);
     if (!driver) {
-      fail(std::string("the pod has no container ") + quoted(kDriverContainer) +
-           " (the CSI driver)");
-    } else if (!mounts(*driver, "socket-dir", kSocketDir)) {
-      fail(std::string("container ") + quoted(kDriverContainer) +
-           " does not mount volume \"socket-dir\" at " + kSocketDir +
-           ", where the sidecars reach its socket");
+      fail("the pod has no container " + quoted(shape.driver) + " (the CSI driver)");
+    } else if (!shape.socketDir.empty() && !mounts(*driver, "socket-dir", shape.socketDir)) {
+      fail("container " + quoted(shape.driver) + " does not mount volume \"socket-dir\" at " +
+           shape.socketDir + ", where the sidecars reach its socket");
     }
     if (!volumes.contains("socket-dir")) {
       fail("the pod has no volume \"socket-dir\" (the driver's socket directory)");
     }
-    if (nodePlugin) {
+    if (shape.nodePlugin) {
       const Json* registrar = find(listAt(pod, "containers"), "node-driver-registrar");
       if (!registrar) {
         fail("the pod has no container \"node-driver-registrar\" (it registers the driver with "
              "the kubelet)");
-      } else if (!mounts(*registrar, "registration-dir", "/registration")) {
-        fail("container \"node-driver-registrar\" does not mount volume \"registration-dir\" at "
-             "/registration, the kubelet's plugin registry");
+      } else if (!shape.registrationDir.empty() &&
+                 !mounts(*registrar, "registration-dir", shape.registrationDir)) {
+        fail("container \"node-driver-registrar\" does not mount volume \"registration-dir\" at " +
+             shape.registrationDir + ", the kubelet's plugin registry");
       }
     }
   }
@@ -172,15 +181,25 @@ api::ErrorList checkRendered(const api::DriverDeployment& object) {
   // the admission of a DriverDeployment without one costs no render.
   const bool nodePatched = object.spec.node && object.spec.node->podTemplatePatch;
   const bool controllerPatched = object.spec.controller && object.spec.controller->podTemplatePatch;
-  if (!nodePatched && !controllerPatched) {
+  const bool windowsPatched = object.spec.windowsNode && object.spec.windowsNode->podTemplatePatch;
+  if (!nodePatched && !controllerPatched && !windowsPatched) {
     return errors;
   }
   const api::Effective e = api::resolve(object);
   if (nodePatched) {
-    PodCheck(errors, "spec.node.podTemplatePatch").run(renderNodeDaemonSet(e), true);
+    PodCheck(errors, "spec.node.podTemplatePatch")
+        .run(renderNodeDaemonSet(e), {e.node.driver.name, true, kSocketDir, "/registration"});
+  }
+  if (windowsPatched && e.windowsNode) {
+    const bool hostProcess = e.windowsNode->hostProcess;
+    PodCheck(errors, "spec.windowsNode.podTemplatePatch")
+        .run(renderWindowsNodeDaemonSet(e),
+             {e.windowsNode->driver.name, true, hostProcess ? "" : kWindowsSocketDir,
+              hostProcess ? "" : kWindowsRegistrationDir});
   }
   if (controllerPatched && e.hasControllerWorkload()) {
-    PodCheck(errors, "spec.controller.podTemplatePatch").run(renderControllerWorkload(e), false);
+    PodCheck(errors, "spec.controller.podTemplatePatch")
+        .run(renderControllerWorkload(e), {e.controller->driver.name, false, kSocketDir, ""});
   }
   return errors;
 }

@@ -6,84 +6,10 @@
 
 #include <csiop/api/json_access.hpp>
 
+#include "container_parts.hpp"
+
 namespace csiop::render {
 namespace {
-
-Json argsOf(std::initializer_list<std::string> generated, const std::vector<std::string>& extra) {
-  Json out = Json::array();
-  for (const auto& a : generated) {
-    out.push_back(a);
-  }
-  for (const auto& a : extra) {
-    out.push_back(a);
-  }
-  return out;
-}
-
-void setResources(Json& c, const Json& resources) {
-  if (!resources.is_null()) {
-    c["resources"] = resources;
-  }
-}
-
-// A container's name, image, pull policy and command (if it replaces the image's).
-Json containerHead(const char* name, const std::string& image, const std::string& pullPolicy,
-                   const std::optional<std::vector<std::string>>& command) {
-  Json c = Json::object();
-  c["name"] = name;
-  c["image"] = image;
-  c["imagePullPolicy"] = pullPolicy;
-  if (command) {
-    c["command"] = *command;
-  }
-  return c;
-}
-
-Json sidecarBase(const char* name, const api::EffectiveContainer& settings) {
-  return containerHead(name, settings.image, settings.imagePullPolicy, settings.command);
-}
-
-// A sidecar's env: the generated variables, then the user's.
-void setEnv(Json& c, const api::EffectiveContainer& settings, Json env) {
-  for (const auto& v : settings.env) {
-    env.push_back(v);
-  }
-  if (!env.empty()) {
-    c["env"] = std::move(env);
-  }
-}
-
-void setSecurityAndResources(Json& c, const api::EffectiveContainer& settings) {
-  c["securityContext"] = settings.securityContext;
-  setResources(c, settings.resources);
-}
-
-Json fieldRef(const char* name, const char* path) {
-  return Json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
-}
-
-// An HTTP GET probe of `endpoint`'s named port; a loopback endpoint is probed there (the
-// kubelet reaches it only in a pod on the host's network, which validation ensures).
-Json httpProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
-               int initialDelay, int timeout, int period, int failures) {
-  Json get = Json{{"path", path}, {"port", port}};
-  if (endpoint.loopback()) {
-    std::string host = endpoint.host;
-    if (host.starts_with('[')) {
-      host = host.substr(1, host.size() - 2);
-    }
-    get["host"] = host;
-  }
-  return Json{{"httpGet", std::move(get)},
-              {"initialDelaySeconds", initialDelay},
-              {"timeoutSeconds", timeout},
-              {"periodSeconds", period},
-              {"failureThreshold", failures}};
-}
-
-Json tcpPort(const char* name, std::int32_t port) {
-  return Json{{"name", name}, {"containerPort", port}, {"protocol", "TCP"}};
-}
 
 const char* portName(api::Component c) {
   switch (c) {
@@ -114,7 +40,7 @@ Json socketMount() {
 
 Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
                      const api::EffectiveProbe& probe, bool nodePlugin) {
-  Json c = containerHead(kDriverContainer, d.image, d.imagePullPolicy, d.command);
+  Json c = containerHead(d.name.c_str(), d.image, d.imagePullPolicy, d.command);
   if (!d.args.empty()) {
     c["args"] = d.args;
   }
@@ -190,7 +116,9 @@ Json registrarContainer(const Effective& e) {
   setEnv(c, n.registrar, Json::array());
   if (n.registrarHttp.enabled) {
     c["ports"] = Json::array({tcpPort("registrar", n.registrarHttp.port)});
-    c["livenessProbe"] = httpProbe("/healthz", n.registrarHttp, "registrar", 5, 5, 10, 3);
+    if (n.registrarProbe.enabled) {
+      c["livenessProbe"] = sidecarProbe("/healthz", n.registrarHttp, "registrar", n.registrarProbe);
+    }
   }
   setSecurityAndResources(c, n.registrar);
   c["volumeMounts"] = Json::array(
@@ -248,9 +176,8 @@ Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
   const char* port = portName(s.component);
   if (s.http.enabled) {
     c["ports"] = Json::array({tcpPort(port, s.http.port)});
-    if (le.enabled) {
-      // Restart a sidecar whose leader election is stuck (upstream's recommendation).
-      c["livenessProbe"] = httpProbe("/healthz/leader-election", s.http, port, 10, 10, 20, 1);
+    if (le.enabled && s.probe.enabled) {
+      c["livenessProbe"] = sidecarProbe("/healthz/leader-election", s.http, port, s.probe);
     }
   }
   setSecurityAndResources(c, s.container);

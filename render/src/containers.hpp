@@ -7,7 +7,6 @@
 
 namespace csiop::render {
 
-inline constexpr const char* kDriverContainer = "csi-driver";
 inline constexpr const char* kSocketDir = "/csi";
 inline constexpr const char* kSocketPath = "/csi/csi.sock";
 

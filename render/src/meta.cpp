@@ -74,6 +74,10 @@ std::string nodeName(const Effective& e) {
   return e.name + "-node";
 }
 
+std::string windowsNodeName(const Effective& e) {
+  return e.name + "-node-windows";
+}
+
 std::string controllerName(const Effective& e) {
   return e.name + "-controller";
 }

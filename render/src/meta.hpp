@@ -16,6 +16,7 @@ namespace component {
 inline constexpr const char* kNamespace = "namespace";
 inline constexpr const char* kCSIDriver = "csi-driver";
 inline constexpr const char* kNode = "node-plugin";
+inline constexpr const char* kWindowsNode = "windows-node-plugin";
 inline constexpr const char* kController = "controller-plugin";
 inline constexpr const char* kRbac = "rbac";
 inline constexpr const char* kStorageClass = "storage-class";
@@ -39,8 +40,9 @@ void addUserMetadata(Json& obj, const std::optional<api::StringMap>& userLabels,
                      const std::optional<api::StringMap>& userAnnotations,
                      const Json& ours = Json::object());
 
-std::string nodeName(const Effective& e);       // DaemonSet, ServiceAccount
-std::string controllerName(const Effective& e); // Deployment/StatefulSet, ServiceAccount
+std::string nodeName(const Effective& e);        // DaemonSet, ServiceAccount
+std::string windowsNodeName(const Effective& e); // the Windows node plugin's DaemonSet
+std::string controllerName(const Effective& e);  // Deployment/StatefulSet, ServiceAccount
 // The ServiceAccount the controller sidecars run as: the controller workload's, or the
 // node plugin's when they run in its pods.
 std::string controllerServiceAccount(const Effective& e);

@@ -243,10 +243,14 @@ void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced
 std::vector<Json> renderServiceAccounts(const Effective& e) {
   std::vector<Json> out;
   Json node = object(e, "v1", "ServiceAccount", nodeName(e), e.namespace_, component::kNode);
+  addUserMetadata(node, e.node.serviceAccount.labels, e.node.serviceAccount.annotations);
   out.push_back(std::move(node));
   if (e.hasControllerWorkload()) {
-    out.push_back(
-        object(e, "v1", "ServiceAccount", controllerName(e), e.namespace_, component::kController));
+    Json controller =
+        object(e, "v1", "ServiceAccount", controllerName(e), e.namespace_, component::kController);
+    addUserMetadata(controller, e.controller->serviceAccount.labels,
+                    e.controller->serviceAccount.annotations);
+    out.push_back(std::move(controller));
   }
   return out;
 }

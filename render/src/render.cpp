@@ -23,6 +23,9 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
   append(renderRbac(e));
   append(renderConfigMaps(e));
   out.push_back(renderNodeDaemonSet(e));
+  if (e.windowsNode) {
+    out.push_back(renderWindowsNodeDaemonSet(e));
+  }
   if (e.hasControllerWorkload()) {
     out.push_back(renderControllerWorkload(e));
   }

@@ -4,6 +4,7 @@
 
 #include "containers.hpp"
 #include "patch.hpp"
+#include "windows_containers.hpp"
 
 namespace csiop::render {
 namespace {
@@ -64,14 +65,14 @@ void containers(Json& spec, Json own, const api::EffectivePod& pod) {
 }
 
 Json podTemplate(const Effective& e, const char* componentName, const api::EffectivePod& pod,
-                 Json spec, const Json& patch) {
+                 const std::string& driverContainer, Json spec, const Json& patch) {
   Json podLabels = labels(e, componentName);
   for (const auto& [k, v] : pod.labels) {
     if (!podLabels.contains(k)) { // the operator's own labels (the selector) stay
       podLabels[k] = v;
     }
   }
-  Json annotations = Json{{"kubectl.kubernetes.io/default-container", kDriverContainer}};
+  Json annotations = Json{{"kubectl.kubernetes.io/default-container", driverContainer}};
   for (const auto& [k, v] : pod.annotations) {
     annotations[k] = v;
   }
@@ -144,7 +145,61 @@ Json renderNodeDaemonSet(const Effective& e) {
   } else if (!n.updateStrategy.is_null()) {
     dsSpec["updateStrategy"] = n.updateStrategy;
   }
-  dsSpec["template"] = podTemplate(e, component::kNode, n.pod, std::move(spec), n.podTemplatePatch);
+  dsSpec["template"] =
+      podTemplate(e, component::kNode, n.pod, n.driver.name, std::move(spec), n.podTemplatePatch);
+  ds["spec"] = std::move(dsSpec);
+  return ds;
+}
+
+Json renderWindowsNodeDaemonSet(const Effective& e) {
+  const auto& w = *e.windowsNode;
+  Json spec = Json::object();
+  // The API server then holds the pod to what Windows supports (no Linux security fields).
+  spec["os"] = Json{{"name", "windows"}};
+  spec["serviceAccountName"] = nodeName(e); // the node plugin's: the same driver, the same rules
+  spec["automountServiceAccountToken"] =
+      !e.node.rbacRules.empty() || !e.node.namespacedRbacRules.empty();
+  api::EffectivePod pod = w.pod;
+  if (w.hostProcess) {
+    // Every container of the pod runs on the host, as SYSTEM unless the user names another.
+    Json& context = pod.securityContext;
+    if (!context.is_object()) {
+      context = Json::object();
+    }
+    Json& options = context["windowsOptions"];
+    if (!options.is_object()) {
+      options = Json::object();
+    }
+    options["hostProcess"] = true;
+    if (!options.contains("runAsUserName")) {
+      options["runAsUserName"] = "NT AUTHORITY\\SYSTEM";
+    }
+  }
+  commonPodFields(spec, pod);
+  spec["nodeSelector"] = nodeSelector(w.nodeSelector);
+  if (!w.tolerations.empty()) {
+    spec["tolerations"] = w.tolerations;
+  }
+  if (!w.affinity.is_null()) {
+    spec["affinity"] = w.affinity;
+  }
+  imagePullSecrets(spec, e);
+  Json own = Json::array({windowsDriverContainer(e), windowsRegistrarContainer(e)});
+  if (w.livenessProbe.enabled) {
+    own.push_back(windowsLivenessContainer(e));
+  }
+  containers(spec, std::move(own), w.pod);
+  spec["volumes"] = windowsNodeVolumes(e);
+
+  Json ds =
+      object(e, "apps/v1", "DaemonSet", windowsNodeName(e), e.namespace_, component::kWindowsNode);
+  Json dsSpec = Json::object();
+  dsSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kWindowsNode)}};
+  if (!w.updateStrategy.is_null()) {
+    dsSpec["updateStrategy"] = w.updateStrategy;
+  }
+  dsSpec["template"] = podTemplate(e, component::kWindowsNode, w.pod, w.driver.name,
+                                   std::move(spec), w.podTemplatePatch);
   ds["spec"] = std::move(dsSpec);
   return ds;
 }
@@ -214,8 +269,8 @@ Json renderControllerWorkload(const Effective& e) {
       wSpec["strategy"] = Json{{"type", "Recreate"}};
     }
   }
-  wSpec["template"] =
-      podTemplate(e, component::kController, c.pod, std::move(spec), c.podTemplatePatch);
+  wSpec["template"] = podTemplate(e, component::kController, c.pod, c.driver.name, std::move(spec),
+                                  c.podTemplatePatch);
   w["spec"] = std::move(wSpec);
   return w;
 }

@@ -7,6 +7,8 @@ namespace csiop::render {
 
 // With spec.controller.placement NodePlugin the controller sidecars are part of it.
 Json renderNodeDaemonSet(const Effective& e);
+// spec.windowsNode: the node plugin of Windows nodes (requires e.windowsNode).
+Json renderWindowsNodeDaemonSet(const Effective& e);
 Json renderControllerWorkload(const Effective& e); // requires e.hasControllerWorkload()
 
 } // namespace csiop::render

@@ -25,6 +25,7 @@ void noControllerPod(Validator& v, const ControllerSpec& c, const std::string& p
   reject("livenessProbe", c.livenessProbe.has_value());
   reject("driver", c.driver.has_value());
   reject("podTemplatePatch", c.podTemplatePatch.has_value());
+  reject("serviceAccount", c.serviceAccount.has_value());
   reject("hostNetwork", c.hostNetwork.has_value());
   reject("strategy", c.strategy.has_value());
   const PodSettings& pod = c.pod;
@@ -104,6 +105,9 @@ Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& no
   v.leaderElection(p + ".leaderElection", c.leaderElection);
   v.rbacRules(p + ".rbacRules", c.rbacRules);
   v.rbacRules(p + ".namespacedRbacRules", c.namespacedRbacRules);
+  if (c.serviceAccount) {
+    userMetadata(v, p + ".serviceAccount", c.serviceAccount->labels, c.serviceAccount->annotations);
+  }
   v.object(p + ".podTemplatePatch", c.podTemplatePatch, "an object (a pod template patch)");
   v.container(p + ".livenessProbe", c.livenessProbe);
   v.podSettings(p, c.pod);
@@ -190,7 +194,7 @@ Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& no
   }
   const auto volumes =
       driverInPod(v, spec, c.driver, p + ".driver", kControllerVolumes, {"/csi"}, reserved);
-  podContainers(v, p, c.pod, volumes);
+  podContainers(v, p, c.pod, volumes, driverName(spec, c.driver));
   return nodePorts;
 }
 

@@ -60,6 +60,9 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
   v.container(p + ".provisioner", n.provisioner);
   v.rbacRules(p + ".rbacRules", n.rbacRules);
   v.rbacRules(p + ".namespacedRbacRules", n.namespacedRbacRules);
+  if (n.serviceAccount) {
+    userMetadata(v, p + ".serviceAccount", n.serviceAccount->labels, n.serviceAccount->annotations);
+  }
   v.object(p + ".podTemplatePatch", n.podTemplatePatch, "an object (a pod template patch)");
   v.podSettings(p, n.pod);
 
@@ -111,7 +114,7 @@ void nodeDriver(Validator& v, const DriverDeploymentSpec& spec, const Ports& res
   const auto volumes =
       driverInPod(v, spec, n.driver, p + ".driver", kNodeVolumes,
                   {"/csi", "/dev", kubeletDir + "/pods", kubeletDir + "/plugins"}, reserved);
-  podContainers(v, p, n.pod, volumes);
+  podContainers(v, p, n.pod, volumes, driverName(spec, n.driver));
 }
 
 } // namespace csiop::api::validation

@@ -8,20 +8,12 @@ const std::set<std::string> kNodeVolumes = {"socket-dir", "registration-dir", "m
                                             "plugins-dir", "dev-dir"};
 const std::set<std::string> kControllerVolumes = {"socket-dir"};
 
-namespace {
-
-// Every container name the operator gives, in either pod.
-const std::set<std::string> kOwnContainers = {
-    "csi-driver",      "node-driver-registrar",
-    "liveness-probe",  "csi-provisioner",
-    "csi-attacher",    "csi-resizer",
-    "csi-snapshotter", "csi-external-health-monitor-controller"};
-
-} // namespace
+namespace {} // namespace
 
 void podContainers(Validator& v, const std::string& path, const PodSettings& pod,
-                   const std::set<std::string>& volumes) {
-  std::set<std::string> names = kOwnContainers;
+                   const std::set<std::string>& volumes, const std::string& driverName) {
+  std::set<std::string> names = ownSidecarNames();
+  names.insert(driverName);
   v.containers(path + ".initContainers", pod.initContainers, names, volumes);
   v.containers(path + ".extraContainers", pod.extraContainers, names, volumes);
 }
@@ -45,6 +37,14 @@ void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& p
   v.seconds(path + ".timeoutSeconds", probe.timeoutSeconds, 1);
   v.seconds(path + ".periodSeconds", probe.periodSeconds, 1);
   v.seconds(path + ".failureThreshold", probe.failureThreshold, 1);
+}
+
+std::string driverName(const DriverDeploymentSpec& spec,
+                       const std::optional<DriverContainer>& override) {
+  if (override && override->name) {
+    return *override->name;
+  }
+  return spec.driver.name.value_or(defaults::kDriverContainerName);
 }
 
 std::set<std::string> driverInPod(Validator& v, const DriverDeploymentSpec& spec,

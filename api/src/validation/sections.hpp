@@ -21,6 +21,7 @@ using Ports = std::map<std::int64_t, std::string>; // port -> the field that use
 // The operator's own volumes of each pod (names a user's volume may not take).
 extern const std::set<std::string> kNodeVolumes;
 extern const std::set<std::string> kControllerVolumes;
+extern const std::set<std::string> kWindowsNodeVolumes;
 
 // spec.csiDriver.
 void csiDriver(Validator& v, const DriverDeploymentSpec& spec);
@@ -31,6 +32,9 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec);
 
 // The node plugin's driver container; `reserved`: the ports of the pod's other containers.
 void nodeDriver(Validator& v, const DriverDeploymentSpec& spec, const Ports& reserved);
+
+// spec.windowsNode: the Windows node plugin, its driver container included.
+void windowsNode(Validator& v, const DriverDeploymentSpec& spec);
 
 // The controller side; `nodePorts`: the node plugin pod's sidecar ports. Returns the ports
 // the node plugin's driver container must leave free (its sidecars', and the controller
@@ -49,7 +53,10 @@ std::set<std::string> driverInPod(Validator& v, const DriverDeploymentSpec& spec
 // The containers a user adds to a pod (`path`: spec.node or spec.controller), which mount
 // the pod's `volumes`.
 void podContainers(Validator& v, const std::string& path, const PodSettings& pod,
-                   const std::set<std::string>& volumes);
+                   const std::set<std::string>& volumes, const std::string& driverName);
+// The name of a pod's driver container: its override's, spec.driver's, or csi-driver.
+std::string driverName(const DriverDeploymentSpec& spec,
+                       const std::optional<DriverContainer>& override);
 
 // The port of a sidecar's endpoint in its pod: free, then taken. The field named is
 // httpEndpoint when `text` (the endpoint as written) is set, else the port shorthand.

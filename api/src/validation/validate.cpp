@@ -50,9 +50,11 @@ Validation validate(const DriverDeployment& object) {
   if (!spec.driver.image) {
     const bool controllerPod =
         spec.controller && spec.controller->placement != defaults::kPlacementNodePlugin;
+    const bool windowsPod = spec.windowsNode && spec.windowsNode->enabled.value_or(true);
     const bool everyPodHasOne =
         spec.node && spec.node->driver && spec.node->driver->image &&
-        (!controllerPod || (spec.controller->driver && spec.controller->driver->image));
+        (!controllerPod || (spec.controller->driver && spec.controller->driver->image)) &&
+        (!windowsPod || (spec.windowsNode->driver && spec.windowsNode->driver->image));
     if (!everyPodHasOne) {
       v.add(required("spec.driver.image"));
     }
@@ -60,6 +62,7 @@ Validation validate(const DriverDeployment& object) {
   validation::csiDriver(v, spec);
   const Ports nodePorts = validation::node(v, spec);
   validation::nodeDriver(v, spec, validation::controller(v, spec, nodePorts));
+  validation::windowsNode(v, spec);
   validation::storageClasses(v, spec);
   validation::companions(v, spec);
 

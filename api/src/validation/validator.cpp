@@ -14,6 +14,17 @@ std::string idx(const std::string& path, std::size_t i) {
   return path + "[" + std::to_string(i) + "]";
 }
 
+const std::set<std::string>& ownSidecarNames() {
+  static const std::set<std::string> names = {"node-driver-registrar",
+                                              "liveness-probe",
+                                              "csi-provisioner",
+                                              "csi-attacher",
+                                              "csi-resizer",
+                                              "csi-snapshotter",
+                                              "csi-external-health-monitor-controller"};
+  return names;
+}
+
 void Validator::oneOf(const std::string& path, const std::string& value,
                       const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
@@ -361,6 +372,12 @@ void Validator::leaderElection(const std::string& path, const std::optional<Lead
 void Validator::driverContainer(const std::string& path, const DriverContainer& c,
                                 std::set<std::string>& volumeNames,
                                 const std::set<std::string>& reservedVolumes) {
+  if (c.name) {
+    format(path + ".name", *c.name, formats::dns1123Label(*c.name));
+    if (ownSidecarNames().contains(*c.name)) {
+      add(invalid(path + ".name", *c.name, "is the name of one of the operator's sidecars"));
+    }
+  }
   image(path + ".image", c.image);
   pullPolicy(path + ".imagePullPolicy", c.imagePullPolicy);
   args(path + ".command", c.command);

@@ -19,6 +19,9 @@ namespace csiop::api::validation {
 // path[i]
 std::string idx(const std::string& path, std::size_t i);
 
+// The names of the operator's sidecar containers, in any pod.
+const std::set<std::string>& ownSidecarNames();
+
 class Validator {
 public:
   Validation result;
@@ -87,6 +90,16 @@ public:
     env(path + ".env", c->container.env);
     resources(path + ".resources", c->container.resources);
     object(path + ".securityContext", c->container.securityContext, "a SecurityContext object");
+    lifecycle(path + ".lifecycle", c->container.lifecycle);
+    if constexpr (requires { c->livenessProbe->periodSeconds; }) {
+      if (c->livenessProbe) {
+        const std::string p = path + ".livenessProbe";
+        seconds(p + ".initialDelaySeconds", c->livenessProbe->initialDelaySeconds, 0);
+        seconds(p + ".timeoutSeconds", c->livenessProbe->timeoutSeconds, 1);
+        seconds(p + ".periodSeconds", c->livenessProbe->periodSeconds, 1);
+        seconds(p + ".failureThreshold", c->livenessProbe->failureThreshold, 1);
+      }
+    }
   }
 
   // A sidecar's `--http-endpoint` (httpEndpoint, or httpPort/port as ":PORT"); returns it.

@@ -115,8 +115,9 @@ TEST(Codec, AllFieldsFileSetsEveryFieldAndRoundTrips) {
   const auto byType = [](const std::set<std::string>& paths) {
     const std::vector<std::pair<std::regex, std::string>> rules = {
         {std::regex("(provisioner|attacher|resizer|snapshotter|healthMonitor)"), "<sidecar>"},
-        {std::regex("^spec\\.(node|controller)\\.driver"), "spec.driver"},
-        {std::regex("^spec\\.(node|controller)\\.livenessProbe"), "<probe>"},
+        {std::regex("^spec\\.(node|controller|windowsNode)\\.driver"), "spec.driver"},
+        {std::regex("^spec\\.(node|controller|windowsNode)\\.livenessProbe"), "<probe>"},
+        {std::regex("^spec\\.windowsNode\\.registrar"), "spec.node.registrar"},
         {std::regex("^spec\\.controller(\\.<sidecar>)?\\.leaderElection"), "<leaderElection>"},
     };
     std::set<std::string> out;

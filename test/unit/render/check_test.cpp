@@ -27,6 +27,9 @@ std::vector<std::string> problems(const std::string& yaml) {
 TEST(CheckRendered, EveryExampleIsSound) {
   for (const auto& f :
        std::filesystem::directory_iterator(std::string(CSIOP_SOURCE_DIR) + "/examples")) {
+    if (!f.is_regular_file() || f.path().extension() != ".yaml") {
+      continue; // examples/operator-values/
+    }
     std::ifstream in(f.path());
     const std::string text{std::istreambuf_iterator<char>(in), {}};
     SCOPED_TRACE(f.path().filename().string());

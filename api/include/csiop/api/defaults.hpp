@@ -13,9 +13,11 @@
 namespace csiop::api::defaults {
 
 inline constexpr const char* kKubeletDir = "/var/lib/kubelet";
+inline constexpr const char* kWindowsKubeletDir = "C:\\var\\lib\\kubelet";
 inline constexpr const char* kNodePriorityClass = "system-node-critical";
 inline constexpr const char* kControllerPriorityClass = "system-cluster-critical";
 inline constexpr const char* kPullPolicy = "IfNotPresent";
+inline constexpr const char* kDriverContainerName = "csi-driver";
 inline constexpr const char* kFsGroupPolicy = "ReadWriteOnceWithFSType";
 inline constexpr const char* kDeletionPolicy = "Delete";
 inline constexpr const char* kControllerKind = "Deployment";
@@ -68,7 +70,22 @@ struct EffectiveContainer {
   Json env = Json::array();
   Json resources;       // null: none
   Json securityContext; // the sidecar default unless the user gave one
+  Json lifecycle;       // null: none
 };
+
+// The livenessProbe of a sidecar on its own endpoint.
+struct EffectiveSidecarProbe {
+  bool enabled = true;
+  std::int32_t initialDelaySeconds = 0;
+  std::int32_t timeoutSeconds = 0;
+  std::int32_t periodSeconds = 0;
+  std::int32_t failureThreshold = 0;
+};
+
+namespace defaults {
+// The registrar's livenessProbe on /healthz: after 5 s, every 10 s, 5 s timeout, 3 failures.
+EffectiveSidecarProbe registrarProbe();
+} // namespace defaults
 
 // Pod-level settings of the node plugin or the controller pod.
 struct EffectivePod {
@@ -85,6 +102,7 @@ struct EffectivePod {
 };
 
 struct EffectiveDriver {
+  std::string name; // of the container
   std::string image;
   std::string imagePullPolicy;
   std::optional<std::vector<std::string>> command;
@@ -114,6 +132,7 @@ struct EffectiveSidecar {
   EffectiveContainer container;
   EffectiveLeaderElection leaderElection;
   HttpEndpoint http;
+  EffectiveSidecarProbe probe; // on /healthz/leader-election, with leader election
 };
 
 struct EffectiveProbe {
@@ -144,12 +163,32 @@ struct EffectiveNode {
   EffectivePod pod;
   EffectiveContainer registrar;
   HttpEndpoint registrarHttp;
+  EffectiveSidecarProbe registrarProbe;
   EffectiveProbe livenessProbe;
   std::optional<EffectiveNodeProvisioner> provisioner; // enabled only
   EffectiveDriver driver;
   Json rbacRules = Json::array();           // a ClusterRole
   Json namespacedRbacRules = Json::array(); // a Role in the driver's namespace
-  Json podTemplatePatch;                    // null: none
+  ServiceAccountSettings serviceAccount;
+  Json podTemplatePatch; // null: none
+};
+
+// The Windows node plugin (spec.windowsNode, enabled).
+struct EffectiveWindowsNode {
+  bool hostProcess = false;
+  std::string kubeletDir; // without a trailing backslash
+  std::vector<std::string> csiProxyPipes;
+  Json updateStrategy; // null: server default
+  StringMap nodeSelector;
+  Json tolerations;
+  Json affinity; // null: none
+  EffectivePod pod;
+  EffectiveContainer registrar;
+  HttpEndpoint registrarHttp;
+  EffectiveSidecarProbe registrarProbe;
+  EffectiveProbe livenessProbe;
+  EffectiveDriver driver;
+  Json podTemplatePatch; // null: none
 };
 
 struct EffectiveController {
@@ -168,6 +207,7 @@ struct EffectiveController {
   EffectiveDriver driver;
   Json rbacRules = Json::array();
   Json namespacedRbacRules = Json::array();
+  ServiceAccountSettings serviceAccount;
   Json podTemplatePatch;
 
   [[nodiscard]] const EffectiveSidecar* sidecar(Component c) const;
@@ -198,6 +238,7 @@ struct Effective {
   bool createNamespace = true;
   EffectiveCSIDriver csiDriver;
   EffectiveNode node;
+  std::optional<EffectiveWindowsNode> windowsNode;
   std::optional<EffectiveController> controller;
   std::vector<StorageClassSpec> storageClasses;
   // Companion objects, as written (render fills in what they leave out).
@@ -222,6 +263,11 @@ struct Effective {
 // The kubelet's root directory the node plugin mounts from: spec.node.kubeletDir or the
 // default, without trailing slashes ("/" stays "/").
 std::string kubeletDirOf(const DriverDeploymentSpec& spec);
+
+// What the Windows node plugin's driver container takes from spec.driver: all but the fields of
+// the Linux pod (securityContext, command, volumes, volumeMounts), which name Linux paths,
+// privileges and binaries; spec.windowsNode.driver gives its own.
+DriverContainer windowsDriverBase(const DriverContainer& driver);
 
 // Pure: fills every default. Assumes nothing about validity beyond types; call
 // validate() first to reject bad input with good messages.

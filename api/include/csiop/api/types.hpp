@@ -76,6 +76,7 @@ struct CSIDriverSpec {
 // controller pod; `spec.node.driver` and `spec.controller.driver` override it
 // field by field (a field set in the override replaces the base's).
 struct DriverContainer {
+  std::optional<std::string> name; // the container's; default csi-driver
   std::optional<std::string> image;
   std::optional<std::string> imagePullPolicy;
   std::optional<std::vector<std::string>> command;
@@ -91,6 +92,7 @@ struct DriverContainer {
   std::optional<Json> lifecycle;       // core/v1.Lifecycle (preStop, postStart)
 
   template <class V> void fields(V&& v) {
+    v("name", name);
     v("image", image);
     v("imagePullPolicy", imagePullPolicy);
     v("command", command);
@@ -133,6 +135,7 @@ struct ContainerSettings {
   std::optional<Json> env;                         // []core/v1.EnvVar
   std::optional<Json> resources;
   std::optional<Json> securityContext; // core/v1.SecurityContext; default: unprivileged
+  std::optional<Json> lifecycle;       // core/v1.Lifecycle (preStop, postStart)
 
   template <class V> void fields(V&& v) {
     v("image", image);
@@ -142,6 +145,37 @@ struct ContainerSettings {
     v("env", env);
     v("resources", resources);
     v("securityContext", securityContext);
+    v("lifecycle", lifecycle);
+  }
+};
+
+// The livenessProbe of a sidecar on its own HTTP endpoint (the registrar's /healthz, a
+// controller sidecar's /healthz/leader-election).
+struct SidecarProbe {
+  std::optional<bool> enabled; // default true (when the sidecar has an endpoint)
+  std::optional<std::int32_t> initialDelaySeconds;
+  std::optional<std::int32_t> timeoutSeconds;
+  std::optional<std::int32_t> periodSeconds;
+  std::optional<std::int32_t> failureThreshold;
+
+  template <class V> void fields(V&& v) {
+    v("enabled", enabled);
+    v("initialDelaySeconds", initialDelaySeconds);
+    v("timeoutSeconds", timeoutSeconds);
+    v("periodSeconds", periodSeconds);
+    v("failureThreshold", failureThreshold);
+  }
+};
+
+// The ServiceAccount the operator creates for a pod: the user's labels and annotations on it
+// (a cloud's workload identity, e.g. eks.amazonaws.com/role-arn).
+struct ServiceAccountSettings {
+  std::optional<StringMap> labels;
+  std::optional<StringMap> annotations;
+
+  template <class V> void fields(V&& v) {
+    v("labels", labels);
+    v("annotations", annotations);
   }
 };
 
@@ -152,6 +186,7 @@ struct Sidecar {
   std::optional<LeaderElection> leaderElection; // overrides spec.controller.leaderElection
   std::optional<std::int32_t> httpPort;         // --http-endpoint=:PORT (metrics, leader health)
   std::optional<std::string> httpEndpoint;      // --http-endpoint as is; "": none
+  std::optional<SidecarProbe> livenessProbe;    // on /healthz/leader-election
 
   template <class V> void fields(V&& v) {
     v("enabled", enabled);
@@ -159,6 +194,7 @@ struct Sidecar {
     v("leaderElection", leaderElection);
     v("httpPort", httpPort);
     v("httpEndpoint", httpEndpoint);
+    v("livenessProbe", livenessProbe);
   }
 };
 
@@ -188,13 +224,15 @@ struct LivenessProbe {
 // The node-driver-registrar sidecar.
 struct Registrar {
   ContainerSettings container;
-  std::optional<std::int32_t> httpPort;    // --http-endpoint=:PORT
-  std::optional<std::string> httpEndpoint; // --http-endpoint as is; "": none
+  std::optional<std::int32_t> httpPort;      // --http-endpoint=:PORT
+  std::optional<std::string> httpEndpoint;   // --http-endpoint as is; "": none
+  std::optional<SidecarProbe> livenessProbe; // on /healthz
 
   template <class V> void fields(V&& v) {
     container.fields(v);
     v("httpPort", httpPort);
     v("httpEndpoint", httpEndpoint);
+    v("livenessProbe", livenessProbe);
   }
 };
 
@@ -261,7 +299,8 @@ struct NodeSpec {
   std::optional<DriverContainer> driver;
   std::optional<Json> rbacRules;           // []rbac/v1.PolicyRule for the node driver
   std::optional<Json> namespacedRbacRules; // the same, granted in the driver's namespace only
-  std::optional<Json> podTemplatePatch;    // strategic-merge patch of the pod template
+  std::optional<ServiceAccountSettings> serviceAccount;
+  std::optional<Json> podTemplatePatch; // strategic-merge patch of the pod template
 
   template <class V> void fields(V&& v) {
     v("kubeletDir", kubeletDir);
@@ -279,6 +318,46 @@ struct NodeSpec {
     v("driver", driver);
     v("rbacRules", rbacRules);
     v("namespacedRbacRules", namespacedRbacRules);
+    v("serviceAccount", serviceAccount);
+    v("podTemplatePatch", podTemplatePatch);
+  }
+};
+
+// The node plugin of Windows nodes: a second DaemonSet of the same driver, for nodes labelled
+// kubernetes.io/os=windows. The driver reaches the host through csi-proxy's named pipes, or runs
+// as a HostProcess container (hostProcess: true) that sees the host directly.
+struct WindowsNodeSpec {
+  std::optional<bool> enabled;                           // default true
+  std::optional<bool> hostProcess;                       // default false: csi-proxy
+  std::optional<std::string> kubeletDir;                 // default C:\var\lib\kubelet
+  std::optional<std::vector<std::string>> csiProxyPipes; // e.g. filesystem-v1, smb-v1
+  std::optional<Json> updateStrategy;                    // apps/v1.DaemonSetUpdateStrategy
+  std::optional<StringMap> nodeSelector;                 // kubernetes.io/os=windows is always added
+  std::optional<Json> tolerations;
+  std::optional<Json> affinity;
+  std::optional<std::string> priorityClassName;
+  std::optional<Json> resources;
+  PodSettings pod;
+  std::optional<Registrar> registrar;
+  std::optional<LivenessProbe> livenessProbe;
+  std::optional<DriverContainer> driver; // overrides spec.driver field by field
+  std::optional<Json> podTemplatePatch;
+
+  template <class V> void fields(V&& v) {
+    v("enabled", enabled);
+    v("hostProcess", hostProcess);
+    v("kubeletDir", kubeletDir);
+    v("csiProxyPipes", csiProxyPipes);
+    v("updateStrategy", updateStrategy);
+    v("nodeSelector", nodeSelector);
+    v("tolerations", tolerations);
+    v("affinity", affinity);
+    v("priorityClassName", priorityClassName);
+    v("resources", resources);
+    pod.fields(v);
+    v("registrar", registrar);
+    v("livenessProbe", livenessProbe);
+    v("driver", driver);
     v("podTemplatePatch", podTemplatePatch);
   }
 };
@@ -322,6 +401,7 @@ struct ControllerSpec {
   std::optional<DriverContainer> driver;
   std::optional<Json> rbacRules;
   std::optional<Json> namespacedRbacRules;
+  std::optional<ServiceAccountSettings> serviceAccount;
   std::optional<Json> podTemplatePatch;
 
   template <class V> void fields(V&& v) {
@@ -348,6 +428,7 @@ struct ControllerSpec {
     v("driver", driver);
     v("rbacRules", rbacRules);
     v("namespacedRbacRules", namespacedRbacRules);
+    v("serviceAccount", serviceAccount);
     v("podTemplatePatch", podTemplatePatch);
   }
 };
@@ -459,7 +540,8 @@ struct DriverDeploymentSpec {
   std::optional<CSIDriverSpec> csiDriver;
   DriverContainer driver;
   std::optional<NodeSpec> node;
-  std::optional<ControllerSpec> controller; // absent: node-only driver
+  std::optional<WindowsNodeSpec> windowsNode; // absent: Linux nodes only
+  std::optional<ControllerSpec> controller;   // absent: node-only driver
   std::optional<std::vector<StorageClassSpec>> storageClasses;
   std::optional<Json> imagePullSecrets; // []core/v1.LocalObjectReference
   std::optional<std::string> imageRegistry;
@@ -479,6 +561,7 @@ struct DriverDeploymentSpec {
     v("csiDriver", csiDriver);
     v("driver", driver);
     v("node", node);
+    v("windowsNode", windowsNode);
     v("controller", controller);
     v("storageClasses", storageClasses);
     v("imagePullSecrets", imagePullSecrets);

@@ -69,6 +69,22 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
   if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
     o.nodes = observe(*ds, true);
   }
+  // The Windows node plugin's nodes count as nodes of the driver alike.
+  if (e.windowsNode) {
+    const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node-windows");
+    if (ds == nullptr) {
+      o.nodes.reset(); // not created yet: the node plugins are not all there
+    } else if (o.nodes) {
+      const Observed::Workload w = observe(*ds, true);
+      o.nodes->desired += w.desired;
+      o.nodes->updated += w.updated;
+      o.nodes->ready += w.ready;
+      o.nodes->observedCurrent = o.nodes->observedCurrent && w.observedCurrent;
+      if (o.nodeUpdate) { // the Linux plugin's own rollout counts its pods; these are current
+        o.nodeUpdate->updated += w.updated;
+      }
+    }
+  }
   if (e.hasControllerWorkload()) {
     if (const Json* w =
             caches_.child(e.controller->kind)->get(e.namespace_, e.name + "-controller")) {

@@ -1,0 +1,158 @@
+#include "sections.hpp"
+
+#include <regex>
+
+#include <csiop/api/defaults.hpp>
+#include <csiop/api/json_access.hpp>
+
+namespace csiop::api::validation {
+
+const std::set<std::string> kWindowsNodeVolumes = {"socket-dir", "registration-dir", "kubelet-dir"};
+
+namespace {
+
+// Fields of a (Pod)SecurityContext that a pod for Windows may not set: the API server refuses
+// them once spec.os.name is windows (Linux users, capabilities, SELinux, seccomp, ...).
+const std::vector<const char*> kLinuxPodSecurity = {
+    "seLinuxOptions",      "seccompProfile",
+    "appArmorProfile",     "runAsUser",
+    "runAsGroup",          "fsGroup",
+    "fsGroupChangePolicy", "sysctls",
+    "supplementalGroups",  "supplementalGroupsPolicy",
+    "seLinuxChangePolicy"};
+const std::vector<const char*> kLinuxContainerSecurity = {"seLinuxOptions",
+                                                          "seccompProfile",
+                                                          "appArmorProfile",
+                                                          "runAsUser",
+                                                          "runAsGroup",
+                                                          "capabilities",
+                                                          "privileged",
+                                                          "readOnlyRootFilesystem",
+                                                          "allowPrivilegeEscalation",
+                                                          "procMount"};
+
+void windowsSecurity(Validator& v, const std::string& path, const std::optional<Json>& context,
+                     const std::vector<const char*>& linuxOnly) {
+  if (!context || !context->is_object()) {
+    return;
+  }
+  for (const char* field : linuxOnly) {
+    if (context->contains(field)) {
+      v.add(forbidden(path + "." + field, "is not supported in a pod for Windows nodes"));
+    }
+  }
+}
+
+template <class Settings>
+void sidecarSecurity(Validator& v, const std::string& path, const std::optional<Settings>& s) {
+  if (s) {
+    windowsSecurity(v, path + ".securityContext", s->container.securityContext,
+                    kLinuxContainerSecurity);
+  }
+}
+
+// C:\dir\... : a drive letter, then an absolute path without '..' components.
+bool windowsAbsolutePath(const std::string& p) {
+  static const std::regex drive(R"(^[A-Za-z]:\\([^\\/:*?"<>|\t\n]+\\?)*$)");
+  return std::regex_match(p, drive) && p.find("\\..\\") == std::string::npos &&
+         !p.ends_with("\\..");
+}
+
+} // namespace
+
+void windowsNode(Validator& v, const DriverDeploymentSpec& spec) {
+  if (!spec.windowsNode || !spec.windowsNode->enabled.value_or(true)) {
+    return;
+  }
+  const WindowsNodeSpec& w = *spec.windowsNode;
+  const std::string p = "spec.windowsNode";
+  const bool hostProcess = w.hostProcess.value_or(false);
+  if (w.kubeletDir && !windowsAbsolutePath(*w.kubeletDir)) {
+    v.add(invalid(p + ".kubeletDir", *w.kubeletDir,
+                  "must be an absolute Windows path such as C:\\var\\lib\\kubelet, without '..'"));
+  }
+  if (w.csiProxyPipes) {
+    if (hostProcess) {
+      v.add(forbidden(p + ".csiProxyPipes",
+                      "a HostProcess driver reaches the host directly, not through csi-proxy"));
+    }
+    static const std::regex api(
+        R"(^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*-v[0-9]+((alpha|beta)[0-9]+)?$)");
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < w.csiProxyPipes->size(); ++i) {
+      const std::string& name = (*w.csiProxyPipes)[i];
+      if (!std::regex_match(name, api)) {
+        v.add(invalid(idx(p + ".csiProxyPipes", i), name,
+                      "must be a csi-proxy API group and version such as \"filesystem-v1\" or "
+                      "\"smb-v1\" (the pipe \\\\.\\pipe\\csi-proxy-<name>)"));
+      } else if (!seen.insert(name).second) {
+        v.add(duplicate(idx(p + ".csiProxyPipes", i), name));
+      }
+    }
+  }
+  if (w.updateStrategy) {
+    if (!w.updateStrategy->is_object()) {
+      v.add(invalid(p + ".updateStrategy", *w.updateStrategy, "must be a DaemonSetUpdateStrategy"));
+    } else if (w.updateStrategy->contains("type")) {
+      const auto& t = (*w.updateStrategy)["type"];
+      v.oneOf(p + ".updateStrategy.type", t.is_string() ? t.get<std::string>() : "",
+              {"OnDelete", "RollingUpdate"});
+    }
+  }
+  if (w.nodeSelector) {
+    v.labels(p + ".nodeSelector", *w.nodeSelector, true);
+    const auto os = w.nodeSelector->find("kubernetes.io/os");
+    if (os != w.nodeSelector->end() && os->second != "windows") {
+      v.add(invalid(p + ".nodeSelector[kubernetes.io/os]", os->second,
+                    "must be \"windows\" (or left out: it is added)"));
+    }
+  }
+  v.tolerations(p + ".tolerations", w.tolerations);
+  v.object(p + ".affinity", w.affinity, "an Affinity object");
+  v.priorityClass(p + ".priorityClassName", w.priorityClassName);
+  v.resources(p + ".resources", w.resources);
+  v.container(p + ".registrar", w.registrar);
+  v.container(p + ".livenessProbe", w.livenessProbe);
+  v.object(p + ".podTemplatePatch", w.podTemplatePatch, "an object (a pod template patch)");
+  v.podSettings(p, w.pod);
+  if (w.pod.hostPID.value_or(false)) {
+    v.add(forbidden(p + ".hostPID", "Windows pods cannot share the host's process namespace"));
+  }
+  windowsSecurity(v, p + ".securityContext", w.pod.securityContext, kLinuxPodSecurity);
+  sidecarSecurity(v, p + ".registrar", w.registrar);
+  sidecarSecurity(v, p + ".livenessProbe", w.livenessProbe);
+  if (w.driver) {
+    windowsSecurity(v, p + ".driver.securityContext", w.driver->securityContext,
+                    kLinuxContainerSecurity);
+  }
+
+  // A HostProcess pod is on the host's network: loopback endpoints are reachable there.
+  Ports reserved;
+  const Registrar registrar = w.registrar.value_or(Registrar{});
+  reservePort(v, reserved, p + ".registrar", registrar.httpEndpoint, "httpPort",
+              v.httpEndpoint(p + ".registrar", registrar.httpEndpoint, registrar.httpPort,
+                             "httpPort", defaults::kRegistrarPort, true, hostProcess,
+                             p + ".hostProcess"));
+  const LivenessProbe probe = w.livenessProbe.value_or(LivenessProbe{});
+  if (probe.enabled.value_or(true)) {
+    livenessProbe(v, p + ".livenessProbe", probe);
+    reservePort(v, reserved, p + ".livenessProbe", probe.httpEndpoint, "port",
+                v.httpEndpoint(p + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
+                               defaults::kLivenessPort, false, hostProcess, p + ".hostProcess"));
+  }
+
+  // The driver container: spec.driver without what belongs to the Linux pod (see
+  // windowsDriverBase), then spec.windowsNode.driver.
+  DriverDeploymentSpec base = spec;
+  base.driver = windowsDriverBase(spec.driver);
+  std::set<std::string> volumes = kWindowsNodeVolumes;
+  for (const auto& pipe : w.csiProxyPipes.value_or(std::vector<std::string>{})) {
+    volumes.insert("csi-proxy-" + pipe);
+  }
+  const std::string kubeletDir = w.kubeletDir.value_or(defaults::kWindowsKubeletDir);
+  const auto podVolumes =
+      driverInPod(v, base, w.driver, p + ".driver", volumes, {"C:\\csi", kubeletDir}, reserved);
+  podContainers(v, p, w.pod, podVolumes, driverName(spec, w.driver));
+}
+
+} // namespace csiop::api::validation

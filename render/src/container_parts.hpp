@@ -1,0 +1,35 @@
+// Pieces of the containers the operator renders (Linux and Windows pods alike).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meta.hpp"
+
+namespace csiop::render {
+
+// The generated args, then the user's.
+Json argsOf(std::initializer_list<std::string> generated, const std::vector<std::string>& extra);
+void setResources(Json& c, const Json& resources);
+// A container's name, image, pull policy and command (if it replaces the image's).
+Json containerHead(const char* name, const std::string& image, const std::string& pullPolicy,
+                   const std::optional<std::vector<std::string>>& command);
+Json sidecarBase(const char* name, const api::EffectiveContainer& settings);
+// A sidecar's env: the generated variables, then the user's.
+void setEnv(Json& c, const api::EffectiveContainer& settings, Json env);
+// The securityContext (if any) and resources of a sidecar.
+void setSecurityAndResources(Json& c, const api::EffectiveContainer& settings);
+Json fieldRef(const char* name, const char* path);
+// An HTTP GET probe of `endpoint`'s named port; a loopback endpoint is probed there (the
+// kubelet reaches it only in a pod on the host's network, which validation ensures).
+Json httpProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
+               int initialDelay, int timeout, int period, int failures);
+Json tcpPort(const char* name, std::int32_t port);
+// A sidecar's livenessProbe on its own endpoint.
+Json sidecarProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
+                  const api::EffectiveSidecarProbe& timings);
+
+} // namespace csiop::render
