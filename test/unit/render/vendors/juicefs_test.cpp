@@ -94,7 +94,7 @@ void expectProbeAndResources(Json driver) {
   EXPECT_TRUE(same(driver["livenessProbe"], R"({"httpGet": {"path": "/healthz",
       "port": "healthz"}, "initialDelaySeconds": 10, "timeoutSeconds": 3, "periodSeconds": 10,
       "failureThreshold": 5})"));
-  EXPECT_TRUE(same(driver["resources"], R"({"limits": {"cpu": "1000m", "memory": "1Gi"},
+  EXPECT_TRUE(same(driver["resources"], R"({"limits": {"cpu": "1", "memory": "1Gi"},
       "requests": {"cpu": "100m", "memory": "512Mi"}})"));
 }
 
