@@ -432,6 +432,7 @@ Effective resolve(const DriverDeployment& object) {
     out.podDisruptionBudget = spec.controller->podDisruptionBudget;
   }
   out.secretAccess = orDefault(spec.secretAccess, {});
+  out.aggregatedClusterRoles = orDefault(spec.aggregatedClusterRoles, {});
   out.objects = orDefault(spec.objects, Json::array());
   out.requiredAPIs = orDefault(spec.requiredAPIs, {});
   out.imagePullSecrets = orDefault(spec.imagePullSecrets, Json::array());

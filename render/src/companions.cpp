@@ -59,6 +59,22 @@ std::optional<Json> renderPodDisruptionBudget(const Effective& e) {
   return obj;
 }
 
+std::vector<Json> renderAggregatedClusterRoles(const Effective& e) {
+  std::vector<Json> out;
+  for (const auto& r : e.aggregatedClusterRoles) {
+    Json obj =
+        object(e, "rbac.authorization.k8s.io/v1", "ClusterRole", r.name, "", component::kRbac);
+    // The aggregation labels go with the operator's, before the user's.
+    for (const auto& to : r.aggregateTo) {
+      obj["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-" + to] = "true";
+    }
+    addUserMetadata(obj, r.labels, r.annotations);
+    obj["rules"] = r.rules.value_or(Json::array());
+    out.push_back(std::move(obj));
+  }
+  return out;
+}
+
 std::vector<Json> renderVolumeSnapshotClasses(const Effective& e) {
   std::vector<Json> out;
   for (const auto& c : e.volumeSnapshotClasses) {

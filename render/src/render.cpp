@@ -21,6 +21,7 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
                std::make_move_iterator(objects.end()));
   };
   append(renderRbac(e));
+  append(renderAggregatedClusterRoles(e));
   append(renderConfigMaps(e));
   out.push_back(renderNodeDaemonSet(e));
   if (e.windowsNode) {

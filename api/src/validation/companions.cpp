@@ -237,6 +237,39 @@ void volumeSnapshotClasses(Validator& v, const DriverDeploymentSpec& spec) {
   }
 }
 
+void aggregatedClusterRoles(Validator& v, const DriverDeploymentSpec& spec) {
+  if (!spec.aggregatedClusterRoles) {
+    return;
+  }
+  const std::string p = "spec.aggregatedClusterRoles";
+  const auto& list = *spec.aggregatedClusterRoles;
+  if (list.size() > kMaxCompanions) {
+    v.add(tooMany(p, list.size(), kMaxCompanions));
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const AggregatedClusterRole& r = list[i];
+    const std::string ip = idx(p, i);
+    name(v, ip + ".name", r.name, names, false);
+    if (r.aggregateTo.empty()) {
+      v.add(required(ip + ".aggregateTo", "name at least one of admin, edit, view"));
+    }
+    std::set<std::string> to;
+    for (std::size_t j = 0; j < r.aggregateTo.size(); ++j) {
+      v.oneOf(idx(ip + ".aggregateTo", j), r.aggregateTo[j], {"admin", "edit", "view"});
+      if (!to.insert(r.aggregateTo[j]).second) {
+        v.add(duplicate(idx(ip + ".aggregateTo", j), r.aggregateTo[j]));
+      }
+    }
+    if (!r.rules || !r.rules->is_array() || r.rules->empty()) {
+      v.add(required(ip + ".rules", "a role without rules grants nothing"));
+    } else {
+      v.rbacRules(ip + ".rules", r.rules);
+    }
+    userMetadata(v, ip, r.labels, r.annotations);
+  }
+}
+
 // An integer or a percentage ("25%").
 void intOrPercent(Validator& v, const std::string& path, const Json& value) {
   if (value.is_number_integer()) {
@@ -431,6 +464,7 @@ void companions(Validator& v, const DriverDeploymentSpec& spec) {
   volumeSnapshotClasses(v, spec);
   podDisruptionBudget(v, spec);
   secretAccess(v, spec);
+  aggregatedClusterRoles(v, spec);
   objects(v, spec);
   requiredAPIs(v, spec);
 }

@@ -56,6 +56,23 @@ TEST(CompanionValidation, SnapshotClassesWithoutASnapshotterAreAWarning) {
 INSTANTIATE_TEST_SUITE_P(
     Companions, Rule,
     ::testing::Values(
+        Case{"AggregatedRoleTo",
+             "spec: {aggregatedClusterRoles: [{name: users, aggregateTo: [admin, cluster-admin], "
+             "rules: [{apiGroups: [example.com], resources: [widgets], verbs: [get]}]}]}",
+             {"spec.aggregatedClusterRoles[0].aggregateTo[1]: Unsupported value: "
+              "\"cluster-admin\": supported values: \"admin\", \"edit\", \"view\""}},
+        Case{"AggregatedRoleWithoutRules",
+             "spec: {aggregatedClusterRoles: [{name: users, aggregateTo: [view]}]}",
+             {"spec.aggregatedClusterRoles[0].rules: Required value: a role without rules grants "
+              "nothing"}},
+        Case{"AggregatedRoleName",
+             "spec: {aggregatedClusterRoles: [{name: 'csiop:users', aggregateTo: [view], rules: "
+             "[{apiGroups: [example.com], resources: [widgets], verbs: [get]}]}]}",
+             {"spec.aggregatedClusterRoles[0].name: Invalid value: \"csiop:users\": a lowercase "
+              "RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+              "and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+              "used for validation is "
+              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"}},
         Case{"ConfigMapWithoutName",
              "spec: {configMaps: [{data: {a: b}}]}",
              {"spec.configMaps[0].name: Required value"}},

@@ -247,6 +247,7 @@ struct Effective {
   std::vector<VolumeSnapshotClassSpec> volumeSnapshotClasses;
   std::optional<PodDisruptionBudgetSpec> podDisruptionBudget; // of the controller workload
   std::vector<SecretAccess> secretAccess;
+  std::vector<AggregatedClusterRole> aggregatedClusterRoles;
   Json objects = Json::array();
   std::vector<std::string> requiredAPIs;
   Json imagePullSecrets = Json::array();

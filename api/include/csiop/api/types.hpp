@@ -518,6 +518,25 @@ struct VolumeSnapshotClassSpec {
   }
 };
 
+// A ClusterRole for the driver's users, aggregated into Kubernetes' admin, edit or view roles
+// (rbac.authorization.k8s.io/aggregate-to-<role>): who may use the driver's own APIs, e.g. create
+// a SecretProviderClass in their namespace.
+struct AggregatedClusterRole {
+  std::string name;
+  std::vector<std::string> aggregateTo; // admin | edit | view
+  std::optional<Json> rules;            // []rbac/v1.PolicyRule
+  std::optional<StringMap> labels;
+  std::optional<StringMap> annotations;
+
+  template <class V> void fields(V&& v) {
+    v("name", name);
+    v("aggregateTo", aggregateTo);
+    v("rules", rules);
+    v("labels", labels);
+    v("annotations", annotations);
+  }
+};
+
 // Secrets the driver's pods read that no StorageClass of this DriverDeployment names (the
 // StorageClasses an admin writes, a driver's own configuration): `get` on them, in one
 // namespace.
@@ -551,6 +570,7 @@ struct DriverDeploymentSpec {
   std::optional<std::vector<ServiceSpec>> services;
   std::optional<std::vector<VolumeSnapshotClassSpec>> volumeSnapshotClasses;
   std::optional<std::vector<SecretAccess>> secretAccess;
+  std::optional<std::vector<AggregatedClusterRole>> aggregatedClusterRoles;
   std::optional<Json> objects; // further namespaced objects of the kinds the operator may create
   std::optional<std::vector<std::string>> requiredAPIs; // "group/version/resource", reported
 
@@ -572,6 +592,7 @@ struct DriverDeploymentSpec {
     v("services", services);
     v("volumeSnapshotClasses", volumeSnapshotClasses);
     v("secretAccess", secretAccess);
+    v("aggregatedClusterRoles", aggregatedClusterRoles);
     v("objects", objects);
     v("requiredAPIs", requiredAPIs);
   }

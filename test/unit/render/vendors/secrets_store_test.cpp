@@ -253,5 +253,37 @@ TEST(VendorSecretsStore, NodeOnlyWithTheCRDsAsPrerequisites) {
   EXPECT_TRUE(render::requiredPriorityClasses(e).empty());
 }
 
+// templates/role-secretproviderclasses-admin.yaml, role-secretproviderclasses-viewer.yaml,
+// role-secretproviderclasspodstatuses-viewer.yaml (rbac.install true): the users' roles,
+// aggregated into admin/edit and view.
+TEST(VendorSecretsStore, UsersRolesAreAggregatedIntoAdminEditAndView) {
+  const auto objs = renderExample("secrets-store");
+  const Json& admin = get(objs, "ClusterRole", "secretproviderclasses-admin-role");
+  EXPECT_EQ(admin["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"], "true");
+  EXPECT_EQ(admin["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"], "true");
+  EXPECT_FALSE(admin["metadata"]["labels"].contains("rbac.authorization.k8s.io/aggregate-to-view"));
+  EXPECT_TRUE(grants(admin, "secrets-store.csi.x-k8s.io", "secretproviderclasses",
+                     {"get", "list", "watch", "create", "update", "patch", "delete"}));
+  EXPECT_EQ(admin["rules"].size(), 1U);
+  for (const char* name :
+       {"secretproviderclasses-viewer-role", "secretproviderclasspodstatuses-viewer-role"}) {
+    const Json& viewer = get(objs, "ClusterRole", name);
+    EXPECT_EQ(viewer["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"], "true")
+        << name;
+    EXPECT_FALSE(
+        viewer["metadata"]["labels"].contains("rbac.authorization.k8s.io/aggregate-to-edit"))
+        << name;
+    EXPECT_EQ(viewer["rules"][0]["verbs"], Json::parse(R"(["get", "list", "watch"])")) << name;
+  }
+  EXPECT_EQ(get(objs, "ClusterRole",
+                "secretproviderclasspodstatuses-viewer-role")["rules"][0]["resources"],
+            Json::array({"secretproviderclasspodstatuses"}));
+  // No binding: Kubernetes aggregates them into its own roles.
+  for (const Json* b : testutil::ofKind(objs, "ClusterRoleBinding")) {
+    EXPECT_EQ((*b)["roleRef"]["name"].get<std::string>().find("secretproviderclass"),
+              std::string::npos);
+  }
+}
+
 } // namespace
 } // namespace csiop::vendors
