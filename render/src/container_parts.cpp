@@ -79,6 +79,43 @@ Json tcpPort(const char* name, std::int32_t port) {
   return Json{{"name", name}, {"containerPort", port}, {"protocol", "TCP"}};
 }
 
+Json driverContainerBase(const api::EffectiveDriver& d, const api::EffectiveProbe& probe,
+                         const std::string& endpoint) {
+  Json c = containerHead(d.name.c_str(), d.image, d.imagePullPolicy, d.command);
+  if (!d.args.empty()) {
+    c["args"] = d.args;
+  }
+  Json env = Json::array({Json{{"name", "CSI_ENDPOINT"}, {"value", endpoint}},
+                          fieldRef("KUBE_NODE_NAME", "spec.nodeName")});
+  for (const auto& v : d.env) {
+    env.push_back(v);
+  }
+  c["env"] = std::move(env);
+  Json ports = Json::array();
+  if (probe.enabled) {
+    ports.push_back(tcpPort("healthz", probe.http.port));
+  }
+  for (const auto& p : d.ports) {
+    ports.push_back(p);
+  }
+  if (!ports.empty()) {
+    c["ports"] = std::move(ports);
+  }
+  if (probe.enabled) {
+    c["livenessProbe"] =
+        httpProbe("/healthz", probe.http, "healthz", probe.initialDelaySeconds,
+                  probe.timeoutSeconds, probe.periodSeconds, probe.failureThreshold);
+  }
+  for (const auto& [field, value] :
+       {std::pair{"readinessProbe", &d.readinessProbe}, std::pair{"startupProbe", &d.startupProbe},
+        std::pair{"lifecycle", &d.lifecycle}}) {
+    if (!value->is_null()) {
+      c[field] = *value;
+    }
+  }
+  return c;
+}
+
 Json sidecarProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
                   const api::EffectiveSidecarProbe& timings) {
   return httpProbe(path, endpoint, port, timings.initialDelaySeconds, timings.timeoutSeconds,

@@ -28,6 +28,11 @@ Json fieldRef(const char* name, const char* path);
 Json httpProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
                int initialDelay, int timeout, int period, int failures);
 Json tcpPort(const char* name, std::int32_t port);
+// The driver container up to its lifecycle hooks: name, image, command, args, CSI_ENDPOINT
+// (`endpoint`) and KUBE_NODE_NAME before the user's env, the healthz port and liveness probe of
+// livenessprobe's endpoint, the readiness and startup probes. Its pod adds the rest.
+Json driverContainerBase(const api::EffectiveDriver& d, const api::EffectiveProbe& probe,
+                         const std::string& endpoint);
 // A sidecar's livenessProbe on its own endpoint.
 Json sidecarProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
                   const api::EffectiveSidecarProbe& timings);

@@ -40,41 +40,7 @@ Json socketMount() {
 
 Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
                      const api::EffectiveProbe& probe, bool nodePlugin) {
-  Json c = containerHead(d.name.c_str(), d.image, d.imagePullPolicy, d.command);
-  if (!d.args.empty()) {
-    c["args"] = d.args;
-  }
-  Json env =
-      Json::array({Json{{"name", "CSI_ENDPOINT"}, {"value", std::string("unix://") + kSocketPath}},
-                   fieldRef("KUBE_NODE_NAME", "spec.nodeName")});
-  for (const auto& v : d.env) {
-    env.push_back(v);
-  }
-  c["env"] = std::move(env);
-  Json ports = Json::array();
-  if (probe.enabled) {
-    ports.push_back(tcpPort("healthz", probe.http.port));
-  }
-  for (const auto& p : d.ports) {
-    ports.push_back(p);
-  }
-  if (!ports.empty()) {
-    c["ports"] = std::move(ports);
-  }
-  if (probe.enabled) {
-    c["livenessProbe"] =
-        httpProbe("/healthz", probe.http, "healthz", probe.initialDelaySeconds,
-                  probe.timeoutSeconds, probe.periodSeconds, probe.failureThreshold);
-  }
-  if (!d.readinessProbe.is_null()) {
-    c["readinessProbe"] = d.readinessProbe;
-  }
-  if (!d.startupProbe.is_null()) {
-    c["startupProbe"] = d.startupProbe;
-  }
-  if (!d.lifecycle.is_null()) {
-    c["lifecycle"] = d.lifecycle;
-  }
+  Json c = driverContainerBase(d, probe, std::string("unix://") + kSocketPath);
   if (!d.securityContext.is_null()) {
     c["securityContext"] = d.securityContext;
   } else if (nodePlugin) {

@@ -46,38 +46,9 @@ std::string windowsSocketDir(const Effective& e) {
 Json windowsDriverContainer(const Effective& e) {
   const auto& w = node(e);
   const api::EffectiveDriver& d = w.driver;
-  const api::EffectiveProbe& probe = w.livenessProbe;
-  Json c = containerHead(d.name.c_str(), d.image, d.imagePullPolicy, d.command);
-  if (!d.args.empty()) {
-    c["args"] = d.args;
-  }
-  Json env = Json::array({Json{{"name", "CSI_ENDPOINT"}, {"value", endpoint(e)}},
-                          fieldRef("KUBE_NODE_NAME", "spec.nodeName")});
-  for (const auto& v : d.env) {
-    env.push_back(v);
-  }
-  c["env"] = std::move(env);
-  Json ports = Json::array();
-  if (probe.enabled) {
-    ports.push_back(tcpPort("healthz", probe.http.port));
-  }
-  for (const auto& p : d.ports) {
-    ports.push_back(p);
-  }
-  if (!ports.empty()) {
-    c["ports"] = std::move(ports);
-  }
-  if (probe.enabled) {
-    c["livenessProbe"] =
-        httpProbe("/healthz", probe.http, "healthz", probe.initialDelaySeconds,
-                  probe.timeoutSeconds, probe.periodSeconds, probe.failureThreshold);
-  }
-  for (const auto& [field, value] :
-       {std::pair{"readinessProbe", &d.readinessProbe}, std::pair{"startupProbe", &d.startupProbe},
-        std::pair{"lifecycle", &d.lifecycle}, std::pair{"securityContext", &d.securityContext}}) {
-    if (!value->is_null()) {
-      c[field] = *value;
-    }
+  Json c = driverContainerBase(d, w.livenessProbe, endpoint(e));
+  if (!d.securityContext.is_null()) {
+    c["securityContext"] = d.securityContext;
   }
   setResources(c, d.resources);
   Json mounts = Json::array();
