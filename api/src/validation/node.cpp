@@ -67,19 +67,8 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
   v.podSettings(p, n.pod);
 
   const bool hostNetwork = n.hostNetwork.value_or(false);
-  Ports reserved;
-  const Registrar registrar = n.registrar.value_or(Registrar{});
-  reservePort(v, reserved, p + ".registrar", registrar.httpEndpoint, "httpPort",
-              v.httpEndpoint(p + ".registrar", registrar.httpEndpoint, registrar.httpPort,
-                             "httpPort", defaults::kRegistrarPort, true, hostNetwork,
-                             p + ".hostNetwork"));
-  const LivenessProbe probe = n.livenessProbe.value_or(LivenessProbe{});
-  if (probe.enabled.value_or(true)) {
-    livenessProbe(v, p + ".livenessProbe", probe);
-    reservePort(v, reserved, p + ".livenessProbe", probe.httpEndpoint, "port",
-                v.httpEndpoint(p + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
-                               defaults::kLivenessPort, false, hostNetwork, p + ".hostNetwork"));
-  }
+  Ports reserved =
+      nodeSidecarPorts(v, p, n.registrar, n.livenessProbe, hostNetwork, p + ".hostNetwork");
   if (n.provisioner && n.provisioner->enabled.value_or(false)) {
     const NodeProvisioner& np = *n.provisioner;
     const std::string pp = p + ".provisioner";

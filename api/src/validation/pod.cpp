@@ -32,6 +32,25 @@ void reservePort(Validator& v, Ports& reserved, const std::string& path,
   reserved[endpoint.port] = field;
 }
 
+Ports nodeSidecarPorts(Validator& v, const std::string& path,
+                       const std::optional<Registrar>& registrar,
+                       const std::optional<LivenessProbe>& liveness, bool hostNetwork,
+                       const std::string& hostNetworkPath) {
+  Ports reserved;
+  const Registrar r = registrar.value_or(Registrar{});
+  reservePort(v, reserved, path + ".registrar", r.httpEndpoint, "httpPort",
+              v.httpEndpoint(path + ".registrar", r.httpEndpoint, r.httpPort, "httpPort",
+                             defaults::kRegistrarPort, true, hostNetwork, hostNetworkPath));
+  const LivenessProbe probe = liveness.value_or(LivenessProbe{});
+  if (probe.enabled.value_or(true)) {
+    livenessProbe(v, path + ".livenessProbe", probe);
+    reservePort(v, reserved, path + ".livenessProbe", probe.httpEndpoint, "port",
+                v.httpEndpoint(path + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
+                               defaults::kLivenessPort, false, hostNetwork, hostNetworkPath));
+  }
+  return reserved;
+}
+
 void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& probe) {
   v.seconds(path + ".initialDelaySeconds", probe.initialDelaySeconds, 0);
   v.seconds(path + ".timeoutSeconds", probe.timeoutSeconds, 1);

@@ -64,6 +64,14 @@ void reservePort(Validator& v, Ports& reserved, const std::string& path,
                  const std::optional<std::string>& text, const char* portField,
                  const HttpEndpoint& endpoint);
 
+// The endpoints of a node plugin pod's registrar and livenessprobe (`path`: spec.node or
+// spec.windowsNode; loopback endpoints need `hostNetwork`, set at `hostNetworkPath`); returns
+// the ports they take.
+Ports nodeSidecarPorts(Validator& v, const std::string& path,
+                       const std::optional<Registrar>& registrar,
+                       const std::optional<LivenessProbe>& liveness, bool hostNetwork,
+                       const std::string& hostNetworkPath);
+
 // The timings of the driver container's livenessProbe (spec.*.livenessProbe).
 void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& probe);
 

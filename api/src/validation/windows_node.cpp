@@ -127,19 +127,8 @@ void windowsNode(Validator& v, const DriverDeploymentSpec& spec) {
   }
 
   // A HostProcess pod is on the host's network: loopback endpoints are reachable there.
-  Ports reserved;
-  const Registrar registrar = w.registrar.value_or(Registrar{});
-  reservePort(v, reserved, p + ".registrar", registrar.httpEndpoint, "httpPort",
-              v.httpEndpoint(p + ".registrar", registrar.httpEndpoint, registrar.httpPort,
-                             "httpPort", defaults::kRegistrarPort, true, hostProcess,
-                             p + ".hostProcess"));
-  const LivenessProbe probe = w.livenessProbe.value_or(LivenessProbe{});
-  if (probe.enabled.value_or(true)) {
-    livenessProbe(v, p + ".livenessProbe", probe);
-    reservePort(v, reserved, p + ".livenessProbe", probe.httpEndpoint, "port",
-                v.httpEndpoint(p + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
-                               defaults::kLivenessPort, false, hostProcess, p + ".hostProcess"));
-  }
+  const Ports reserved =
+      nodeSidecarPorts(v, p, w.registrar, w.livenessProbe, hostProcess, p + ".hostProcess");
 
   // The driver container: spec.driver without what belongs to the Linux pod (see
   // windowsDriverBase), then spec.windowsNode.driver.
