@@ -44,58 +44,6 @@ Json controller() {
   return obj("Deployment", "ceph-rbd-controller", kNamespace);
 }
 
-// JSON equality regardless of the order of object keys (the vendor's order is not the
-// renderer's).
-::testing::AssertionResult same(const Json& actual, const std::string& expected) {
-  if (nlohmann::json::parse(actual.dump()) == nlohmann::json::parse(expected)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "got " << actual.dump() << "\nwant " << expected;
-}
-
-// The volume behind the mount of `container` at `path` (its source, without the name), the
-// mount's propagation ("" for none) and readOnly.
-struct Mount {
-  std::string path;
-  std::string source; // JSON of the volume without its name
-  std::string propagation;
-  bool readOnly = false;
-};
-
-void expectMounts(const Json& workload, const Json& container, const std::vector<Mount>& want) {
-  for (const auto& m : want) {
-    const Json mount = mountAt(container, m.path);
-    ASSERT_TRUE(mount.is_object()) << container.value("name", "") << " has no mount at " << m.path;
-    Json volume = volumeAt(workload, container, m.path);
-    ASSERT_TRUE(volume.is_object()) << "no volume for " << m.path;
-    volume.erase("name");
-    EXPECT_TRUE(same(volume, m.source)) << m.path;
-    EXPECT_EQ(mount.value("mountPropagation", ""), m.propagation) << m.path;
-    EXPECT_EQ(mount.value("readOnly", false), m.readOnly) << m.path;
-  }
-  EXPECT_EQ(container.value("volumeMounts", Json::array()).size(), want.size())
-      << container.value("name", "") << ": " << container.value("volumeMounts", Json()).dump();
-}
-
-Json fieldRef(const char* path) {
-  return Json{{"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
-}
-
-void expectEnvFrom(const Json& container, const std::string& name, const char* path) {
-  Json v = named(container.value("env", Json::array()), name);
-  ASSERT_TRUE(v.is_object()) << "no env " << name;
-  v.erase("name");
-  EXPECT_TRUE(same(v, fieldRef(path).dump())) << name;
-}
-
-std::vector<std::string> containerNames(const Json& workload) {
-  std::vector<std::string> out;
-  for (const auto& c : podSpec(workload)["containers"]) {
-    out.push_back(c["name"]);
-  }
-  return out;
-}
-
 // deploy/rbd/kubernetes/csidriver.yaml.
 TEST(VendorCephRbd, CSIDriverIsTheVendors) {
   Json d = obj("CSIDriver", "rbd.csi.ceph.com");
@@ -121,7 +69,7 @@ TEST(VendorCephRbd, NodePluginPodRunsOnTheNodesNetworkAndPIDNamespace) {
   EXPECT_FALSE(nodePlugin()["spec"].contains("updateStrategy"));
   // The vendor's three containers; no livenessprobe (liveness-prometheus instead).
   EXPECT_EQ(
-      containerNames(nodePlugin()),
+      testutil::containerNames(nodePlugin()),
       (std::vector<std::string>{"csi-rbdplugin", "node-driver-registrar", "liveness-prometheus"}));
 }
 
@@ -232,7 +180,7 @@ TEST(VendorCephRbd, ControllerPodIsThreeReplicasOnePerNode) {
       "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchExpressions":
       [{"key": "app", "operator": "In", "values": ["csi-rbdplugin-provisioner"]}]},
       "topologyKey": "kubernetes.io/hostname"}]}})"));
-  EXPECT_EQ(containerNames(d),
+  EXPECT_EQ(testutil::containerNames(d),
             (std::vector<std::string>{"csi-rbdplugin", "csi-provisioner", "csi-attacher",
                                       "csi-resizer", "csi-snapshotter", "csi-rbdplugin-controller",
                                       "liveness-prometheus"}));

@@ -39,53 +39,6 @@ Json controller() {
   return obj("StatefulSet", "juicefs-controller", kNamespace);
 }
 
-// JSON equality regardless of the order of object keys (the vendor's order is not the
-// renderer's).
-::testing::AssertionResult same(const Json& actual, const std::string& expected) {
-  if (nlohmann::json::parse(actual.dump()) == nlohmann::json::parse(expected)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "got " << actual.dump() << "\nwant " << expected;
-}
-
-struct Mount {
-  std::string path;
-  std::string source; // JSON of the volume behind the mount, without its name
-  std::string propagation;
-  bool readOnly = false;
-};
-
-// Exactly these mounts: each at its path, on its volume, with its propagation.
-void expectMounts(const Json& workload, const Json& container, const std::vector<Mount>& want) {
-  for (const auto& m : want) {
-    const Json mount = mountAt(container, m.path);
-    ASSERT_TRUE(mount.is_object()) << container.value("name", "") << " has no mount at " << m.path;
-    Json volume = volumeAt(workload, container, m.path);
-    ASSERT_TRUE(volume.is_object()) << "no volume for " << m.path;
-    volume.erase("name");
-    EXPECT_TRUE(same(volume, m.source)) << m.path;
-    EXPECT_EQ(mount.value("mountPropagation", ""), m.propagation) << m.path;
-    EXPECT_EQ(mount.value("readOnly", false), m.readOnly) << m.path;
-  }
-  EXPECT_EQ(container.value("volumeMounts", Json::array()).size(), want.size())
-      << container.value("name", "") << ": " << container.value("volumeMounts", Json()).dump();
-}
-
-void expectEnvFrom(const Json& container, const std::string& name, const char* path) {
-  Json v = named(container.value("env", Json::array()), name);
-  ASSERT_TRUE(v.is_object()) << "no env " << name;
-  v.erase("name");
-  EXPECT_TRUE(same(v, Json{{"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}}.dump())) << name;
-}
-
-std::vector<std::string> containerNames(const Json& workload) {
-  std::vector<std::string> out;
-  for (const auto& c : podSpec(workload)["containers"]) {
-    out.push_back(c["name"]);
-  }
-  return out;
-}
-
 // The driver's liveness probe on the livenessprobe sidecar's 9909 (named healthz), with the
 // vendor's timings; and the driver's resources (deploy/kubernetes/base/*_resource.yaml).
 void expectProbeAndResources(Json driver) {
@@ -125,7 +78,7 @@ TEST(VendorJuiceFs, NodePluginPod) {
   EXPECT_EQ(nodePlugin()["spec"]["template"]["metadata"]["labels"]["app"], "juicefs-csi-node");
   EXPECT_FALSE(nodePlugin()["spec"].contains("updateStrategy"));
   EXPECT_EQ(
-      containerNames(nodePlugin()),
+      testutil::containerNames(nodePlugin()),
       (std::vector<std::string>{"juicefs-plugin", "node-driver-registrar", "liveness-probe"}));
 }
 
@@ -218,8 +171,9 @@ TEST(VendorJuiceFs, ControllerPodIsAStatefulSetOfTwo) {
   EXPECT_FALSE(spec.contains("hostNetwork"));
   EXPECT_EQ(s["spec"]["template"]["metadata"]["labels"]["app"], "juicefs-csi-controller");
   // No attacher (attachRequired false) and no snapshotter (commented out by the vendor).
-  EXPECT_EQ(containerNames(s), (std::vector<std::string>{"juicefs-plugin", "csi-provisioner",
-                                                         "csi-resizer", "liveness-probe"}));
+  EXPECT_EQ(testutil::containerNames(s),
+            (std::vector<std::string>{"juicefs-plugin", "csi-provisioner", "csi-resizer",
+                                      "liveness-probe"}));
 }
 
 // deploy/k8s.yaml, StatefulSet juicefs-csi-controller, container juicefs-plugin.

@@ -13,35 +13,8 @@ namespace {
 
 constexpr const char* kNamespace = "csi-secrets-store";
 
-// A member of an object, or null (never an assertion on a missing key).
-const Json& at(const Json& j, const char* key) {
-  static const Json none;
-  if (j.is_object()) {
-    if (const auto it = j.find(key); it != j.end()) {
-      return *it;
-    }
-  }
-  return none;
-}
-
-// Equal as JSON values: objects whatever their key order, lists in order.
-::testing::AssertionResult sameJson(const Json& actual, const Json& expected) {
-  if (nlohmann::json::parse(actual.dump()) == nlohmann::json::parse(expected.dump())) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "\n  actual:   " << actual.dump() << "\n  expected: " << expected.dump();
-}
-
 const Json& nodePlugin(const std::vector<Json>& objs) {
   return get(objs, "DaemonSet", "secrets-store-node", kNamespace);
-}
-
-// The hostPath behind a container's mount at `mountPath`, as "path type".
-std::string hostPathAt(const Json& workload, const Json& container, const std::string& mountPath) {
-  const Json v = volumeAt(workload, container, mountPath);
-  const Json& hp = at(v, "hostPath");
-  return at(hp, "path").get<std::string>() + " " + at(hp, "type").get<std::string>();
 }
 
 // templates/csidriver.yaml: enableSecretRotation false, no tokenRequests.
@@ -49,16 +22,16 @@ TEST(VendorSecretsStore, CSIDriverIsTheChartsWithRotationOff) {
   const auto objs = renderExample("secrets-store");
   const Json& d = get(objs, "CSIDriver", "secrets-store.csi.k8s.io");
   ASSERT_TRUE(d.is_object());
-  const Json& spec = at(d, "spec");
-  EXPECT_EQ(at(spec, "attachRequired"), false);
-  EXPECT_EQ(at(spec, "podInfoOnMount"), true);
-  EXPECT_TRUE(sameJson(at(spec, "volumeLifecycleModes"), Json::array({"Ephemeral"})));
-  EXPECT_EQ(at(spec, "requiresRepublish"), false);
+  const Json& spec = api::member(d, "spec");
+  EXPECT_EQ(api::member(spec, "attachRequired"), false);
+  EXPECT_EQ(api::member(spec, "podInfoOnMount"), true);
+  EXPECT_TRUE(sameJson(api::member(spec, "volumeLifecycleModes"), Json::array({"Ephemeral"})));
+  EXPECT_EQ(api::member(spec, "requiresRepublish"), false);
   EXPECT_FALSE(spec.contains("tokenRequests"));
   EXPECT_FALSE(spec.contains("serviceAccountTokenInSecrets"));
   // Unset in the chart: the server's defaults, which the operator writes out.
-  EXPECT_EQ(at(spec, "storageCapacity"), false);
-  EXPECT_EQ(at(spec, "fsGroupPolicy"), "ReadWriteOnceWithFSType");
+  EXPECT_EQ(api::member(spec, "storageCapacity"), false);
+  EXPECT_EQ(api::member(spec, "fsGroupPolicy"), "ReadWriteOnceWithFSType");
 }
 
 // templates/secrets-store-csi-driver.yaml, container secrets-store.
@@ -67,34 +40,34 @@ TEST(VendorSecretsStore, DriverContainerArgsPortsProbeAndResources) {
   const Json& ds = nodePlugin(objs);
   ASSERT_TRUE(ds.is_object());
   const Json& c = containerOf(ds, "secrets-store");
-  EXPECT_EQ(at(c, "image"), "registry.k8s.io/csi-secrets-store/driver:v1.6.0");
-  EXPECT_EQ(at(c, "imagePullPolicy"), "IfNotPresent");
-  EXPECT_TRUE(sameJson(at(c, "args"), Json::parse(R"j([
+  EXPECT_EQ(api::member(c, "image"), "registry.k8s.io/csi-secrets-store/driver:v1.6.0");
+  EXPECT_EQ(api::member(c, "imagePullPolicy"), "IfNotPresent");
+  EXPECT_TRUE(sameJson(api::member(c, "args"), Json::parse(R"j([
       "--endpoint=$(CSI_ENDPOINT)", "--nodeid=$(KUBE_NODE_NAME)",
       "--provider-volume=/var/run/secrets-store-csi-providers",
       "--additional-provider-volume-paths=/etc/kubernetes/secrets-store-csi-providers",
       "--metrics-addr=:8095", "--provider-health-check-interval=2m",
       "--max-call-recv-msg-size=4194304"])j")));
   // Neither rotation nor the provider health check: the chart leaves both flags out.
-  for (const auto& a : at(c, "args")) {
+  for (const auto& a : api::member(c, "args")) {
     EXPECT_EQ(a.get<std::string>().find("--enable-secret-rotation"), std::string::npos);
     EXPECT_EQ(a.get<std::string>().find("--provider-health-check="), std::string::npos);
   }
   EXPECT_EQ(envValue(c, "CSI_ENDPOINT"), "unix:///csi/csi.sock");
-  EXPECT_EQ(named(at(c, "env"), "KUBE_NODE_NAME")["valueFrom"]["fieldRef"]["fieldPath"],
+  EXPECT_EQ(named(api::member(c, "env"), "KUBE_NODE_NAME")["valueFrom"]["fieldRef"]["fieldPath"],
             "spec.nodeName");
-  EXPECT_TRUE(sameJson(at(c, "securityContext"), Json::parse(R"({"privileged": true})")));
+  EXPECT_TRUE(sameJson(api::member(c, "securityContext"), Json::parse(R"({"privileged": true})")));
   EXPECT_TRUE(
-      sameJson(named(at(c, "ports"), "healthz"),
+      sameJson(named(api::member(c, "ports"), "healthz"),
                Json::parse(R"({"name": "healthz", "containerPort": 9808, "protocol": "TCP"})")));
   EXPECT_TRUE(
-      sameJson(named(at(c, "ports"), "metrics"),
+      sameJson(named(api::member(c, "ports"), "metrics"),
                Json::parse(R"({"name": "metrics", "containerPort": 8095, "protocol": "TCP"})")));
-  EXPECT_TRUE(sameJson(at(c, "livenessProbe"), Json::parse(R"({
+  EXPECT_TRUE(sameJson(api::member(c, "livenessProbe"), Json::parse(R"({
       "httpGet": {"path": "/healthz", "port": "healthz"}, "initialDelaySeconds": 30,
       "timeoutSeconds": 10, "periodSeconds": 15, "failureThreshold": 5})")));
-  EXPECT_TRUE(
-      sameJson(at(c, "resources"), Json::parse(R"({"limits": {"cpu": "200m", "memory": "200Mi"},
+  EXPECT_TRUE(sameJson(api::member(c, "resources"),
+                       Json::parse(R"({"limits": {"cpu": "200m", "memory": "200Mi"},
       "requests": {"cpu": "50m", "memory": "100Mi"}})")));
 }
 
@@ -106,21 +79,23 @@ TEST(VendorSecretsStore, DriverMountsThePodsBidirectionallyAndTheProviderSockets
   ASSERT_TRUE(ds.is_object());
   const Json& c = containerOf(ds, "secrets-store");
   // Where the kubelet finds the socket: /var/lib/kubelet/plugins/<dir>/csi.sock.
-  EXPECT_EQ(hostPathAt(ds, c, "/csi"),
+  EXPECT_EQ(hostPathAndType(ds, c, "/csi"),
             "/var/lib/kubelet/plugins/secrets-store.csi.k8s.io DirectoryOrCreate");
   const Json pods = mountAt(c, "/var/lib/kubelet/pods");
-  EXPECT_EQ(at(pods, "mountPropagation"), "Bidirectional");
-  EXPECT_EQ(hostPathAt(ds, c, "/var/lib/kubelet/pods"), "/var/lib/kubelet/pods DirectoryOrCreate");
+  EXPECT_EQ(api::member(pods, "mountPropagation"), "Bidirectional");
+  EXPECT_EQ(hostPathAndType(ds, c, "/var/lib/kubelet/pods"),
+            "/var/lib/kubelet/pods DirectoryOrCreate");
   for (const char* dir :
        {"/var/run/secrets-store-csi-providers", "/etc/kubernetes/secrets-store-csi-providers"}) {
     const Json m = mountAt(c, dir);
     ASSERT_TRUE(m.is_object()) << dir;
     EXPECT_FALSE(m.contains("mountPropagation")) << dir;
     EXPECT_FALSE(m.contains("readOnly")) << dir;
-    EXPECT_EQ(hostPathAt(ds, c, dir), std::string(dir) + " DirectoryOrCreate");
+    EXPECT_EQ(hostPathAndType(ds, c, dir), std::string(dir) + " DirectoryOrCreate");
   }
-  EXPECT_EQ(at(mountAt(c, "/var/run/secrets-store-csi-providers"), "name"), "providers-dir");
-  EXPECT_EQ(at(mountAt(c, "/etc/kubernetes/secrets-store-csi-providers"), "name"),
+  EXPECT_EQ(api::member(mountAt(c, "/var/run/secrets-store-csi-providers"), "name"),
+            "providers-dir");
+  EXPECT_EQ(api::member(mountAt(c, "/etc/kubernetes/secrets-store-csi-providers"), "name"),
             "providers-dir-0");
 }
 
@@ -131,21 +106,22 @@ TEST(VendorSecretsStore, RegistrarAtTheChartsTagWithoutEndpoint) {
   const Json& ds = nodePlugin(objs);
   ASSERT_TRUE(ds.is_object());
   const Json& r = containerOf(ds, "node-driver-registrar");
-  EXPECT_EQ(at(r, "image"), "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.16.0");
-  EXPECT_EQ(at(r, "imagePullPolicy"), "IfNotPresent");
-  EXPECT_TRUE(sameJson(at(r, "args"), Json::parse(R"(["--csi-address=/csi/csi.sock",
+  EXPECT_EQ(api::member(r, "image"),
+            "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.16.0");
+  EXPECT_EQ(api::member(r, "imagePullPolicy"), "IfNotPresent");
+  EXPECT_TRUE(sameJson(api::member(r, "args"), Json::parse(R"(["--csi-address=/csi/csi.sock",
       "--kubelet-registration-path=/var/lib/kubelet/plugins/secrets-store.csi.k8s.io/csi.sock",
       "--v=5"])")));
   EXPECT_FALSE(r.contains("livenessProbe"));
   EXPECT_FALSE(r.contains("ports"));
   EXPECT_FALSE(r.contains("lifecycle"));
-  EXPECT_TRUE(sameJson(at(r, "securityContext"), Json::object()));
-  EXPECT_TRUE(
-      sameJson(at(r, "resources"), Json::parse(R"({"limits": {"cpu": "100m", "memory": "100Mi"},
+  EXPECT_TRUE(sameJson(api::member(r, "securityContext"), Json::object()));
+  EXPECT_TRUE(sameJson(api::member(r, "resources"),
+                       Json::parse(R"({"limits": {"cpu": "100m", "memory": "100Mi"},
       "requests": {"cpu": "10m", "memory": "20Mi"}})")));
-  EXPECT_EQ(hostPathAt(ds, r, "/csi"),
+  EXPECT_EQ(hostPathAndType(ds, r, "/csi"),
             "/var/lib/kubelet/plugins/secrets-store.csi.k8s.io DirectoryOrCreate");
-  EXPECT_EQ(hostPathAt(ds, r, "/registration"), "/var/lib/kubelet/plugins_registry Directory");
+  EXPECT_EQ(hostPathAndType(ds, r, "/registration"), "/var/lib/kubelet/plugins_registry Directory");
 }
 
 // templates/secrets-store-csi-driver.yaml, container liveness-probe (livenessProbe.port 9808,
@@ -155,14 +131,14 @@ TEST(VendorSecretsStore, LivenessProbeOnEveryInterfaceWithTheChartsTimeout) {
   const Json& ds = nodePlugin(objs);
   ASSERT_TRUE(ds.is_object());
   const Json& l = containerOf(ds, "liveness-probe");
-  EXPECT_EQ(at(l, "image"), "registry.k8s.io/sig-storage/livenessprobe:v2.18.0");
-  EXPECT_TRUE(sameJson(at(l, "args"), Json::parse(R"(["--csi-address=/csi/csi.sock",
+  EXPECT_EQ(api::member(l, "image"), "registry.k8s.io/sig-storage/livenessprobe:v2.18.0");
+  EXPECT_TRUE(sameJson(api::member(l, "args"), Json::parse(R"(["--csi-address=/csi/csi.sock",
       "--http-endpoint=0.0.0.0:9808", "--probe-timeout=3s", "-v=2"])")));
-  EXPECT_TRUE(sameJson(at(l, "securityContext"), Json::object()));
-  EXPECT_TRUE(
-      sameJson(at(l, "resources"), Json::parse(R"({"limits": {"cpu": "100m", "memory": "100Mi"},
+  EXPECT_TRUE(sameJson(api::member(l, "securityContext"), Json::object()));
+  EXPECT_TRUE(sameJson(api::member(l, "resources"),
+                       Json::parse(R"({"limits": {"cpu": "100m", "memory": "100Mi"},
       "requests": {"cpu": "10m", "memory": "20Mi"}})")));
-  EXPECT_EQ(hostPathAt(ds, l, "/csi"),
+  EXPECT_EQ(hostPathAndType(ds, l, "/csi"),
             "/var/lib/kubelet/plugins/secrets-store.csi.k8s.io DirectoryOrCreate");
 }
 
@@ -172,24 +148,26 @@ TEST(VendorSecretsStore, PodRunsEverywhereButVirtualKubeletWithoutPriorityClass)
   const Json& ds = nodePlugin(objs);
   ASSERT_TRUE(ds.is_object());
   const Json& pod = podSpec(ds);
-  EXPECT_EQ(at(pod, "serviceAccountName"), "secrets-store-node");
-  EXPECT_EQ(at(pod, "automountServiceAccountToken"), true);
+  EXPECT_EQ(api::member(pod, "serviceAccountName"), "secrets-store-node");
+  EXPECT_EQ(api::member(pod, "automountServiceAccountToken"), true);
   EXPECT_FALSE(pod.contains("priorityClassName"));
   EXPECT_FALSE(pod.contains("hostNetwork"));
   EXPECT_FALSE(pod.contains("hostPID"));
   EXPECT_FALSE(pod.contains("securityContext"));
-  EXPECT_TRUE(sameJson(at(pod, "tolerations"), Json::parse(R"([{"operator": "Exists"}])")));
-  EXPECT_TRUE(sameJson(at(pod, "nodeSelector"), Json::parse(R"({"kubernetes.io/os": "linux"})")));
-  EXPECT_TRUE(sameJson(at(pod, "affinity"), Json::parse(R"({"nodeAffinity": {
+  EXPECT_TRUE(
+      sameJson(api::member(pod, "tolerations"), Json::parse(R"([{"operator": "Exists"}])")));
+  EXPECT_TRUE(
+      sameJson(api::member(pod, "nodeSelector"), Json::parse(R"({"kubernetes.io/os": "linux"})")));
+  EXPECT_TRUE(sameJson(api::member(pod, "affinity"), Json::parse(R"({"nodeAffinity": {
       "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{
         "matchExpressions": [{"key": "type", "operator": "NotIn",
                               "values": ["virtual-kubelet"]}]}]}}})")));
   EXPECT_TRUE(sameJson(
-      at(at(ds, "spec"), "updateStrategy"),
+      api::member(api::member(ds, "spec"), "updateStrategy"),
       Json::parse(R"({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}})")));
   EXPECT_EQ(ds["spec"]["template"]["metadata"]["labels"]["app"], "secrets-store-csi-driver");
   std::vector<std::string> names;
-  for (const auto& c : at(pod, "containers")) {
+  for (const auto& c : api::member(pod, "containers")) {
     names.push_back(c["name"]);
   }
   EXPECT_EQ(names,
@@ -212,7 +190,7 @@ TEST(VendorSecretsStore, DriverRulesAreSecretProviderClassesRole) {
                      {"get", "patch", "update"}));
   EXPECT_TRUE(grants(role, "storage.k8s.io", "csidrivers", {"get", "list", "watch"}));
   // Exactly the six rules, the CSIDriver one by name.
-  ASSERT_EQ(at(role, "rules").size(), 6U);
+  ASSERT_EQ(api::member(role, "rules").size(), 6U);
   EXPECT_TRUE(
       sameJson(role["rules"][5]["resourceNames"], Json::array({"secrets-store.csi.k8s.io"})));
   EXPECT_FALSE(grants(role, "secrets-store.csi.x-k8s.io", "secretproviderclasses", {"create"}));

@@ -17,55 +17,11 @@ constexpr const char* kImage = "ghcr.io/topolvm/topolvm-with-sidecar:0.41.0@sha2
 constexpr const char* kNoPrivilegeEscalation =
     R"({"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}})";
 
-// A member of an object, or null (never an assertion on a missing key).
-const Json& at(const Json& j, const char* key) {
-  static const Json none;
-  if (j.is_object()) {
-    if (const auto it = j.find(key); it != j.end()) {
-      return *it;
-    }
-  }
-  return none;
-}
-
-// Equal as JSON values: objects whatever their key order, lists in order.
-::testing::AssertionResult sameJson(const Json& actual, const Json& expected) {
-  if (nlohmann::json::parse(actual.dump()) == nlohmann::json::parse(expected.dump())) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "\n  actual:   " << actual.dump() << "\n  expected: " << expected.dump();
-}
-
-bool hasArg(const Json& container, const std::string& arg) {
-  for (const auto& a : at(container, "args")) {
-    if (a == arg) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// The hostPath behind a container's mount at `mountPath`, as "path type".
-std::string hostPathAt(const Json& workload, const Json& container, const std::string& mountPath) {
-  const Json v = volumeAt(workload, container, mountPath);
-  const Json& hp = at(v, "hostPath");
-  return at(hp, "path").get<std::string>() + " " + at(hp, "type").get<std::string>();
-}
-
 // The name of a binding's only subject, or "" (and a failure).
 std::string subjectOf(const Json& binding) {
-  const Json& subjects = at(binding, "subjects");
+  const Json& subjects = api::member(binding, "subjects");
   EXPECT_EQ(subjects.size(), 1U) << binding.dump();
-  return subjects.size() == 1 ? at(subjects[0], "name").get<std::string>() : std::string();
-}
-
-std::vector<std::string> containerNames(const Json& workload) {
-  std::vector<std::string> out;
-  for (const auto& c : at(podSpec(workload), "containers")) {
-    out.push_back(c["name"]);
-  }
-  return out;
+  return subjects.size() == 1 ? api::member(subjects[0], "name").get<std::string>() : std::string();
 }
 
 // controller/csidriver.yaml (storageCapacityTracking.enabled true).
@@ -73,14 +29,14 @@ TEST(VendorTopoLvm, CSIDriverTracksCapacityWithoutAttach) {
   const auto objs = renderExample("topolvm");
   const Json& d = get(objs, "CSIDriver", "topolvm.io");
   ASSERT_TRUE(d.is_object());
-  const Json& spec = at(d, "spec");
-  EXPECT_EQ(at(spec, "storageCapacity"), true);
-  EXPECT_EQ(at(spec, "attachRequired"), false);
-  EXPECT_EQ(at(spec, "podInfoOnMount"), true);
-  EXPECT_TRUE(sameJson(at(spec, "volumeLifecycleModes"), Json::array({"Persistent"})));
+  const Json& spec = api::member(d, "spec");
+  EXPECT_EQ(api::member(spec, "storageCapacity"), true);
+  EXPECT_EQ(api::member(spec, "attachRequired"), false);
+  EXPECT_EQ(api::member(spec, "podInfoOnMount"), true);
+  EXPECT_TRUE(sameJson(api::member(spec, "volumeLifecycleModes"), Json::array({"Persistent"})));
   // Unset in the chart: the server's defaults, which the operator writes out.
-  EXPECT_EQ(at(spec, "fsGroupPolicy"), "ReadWriteOnceWithFSType");
-  EXPECT_EQ(at(spec, "requiresRepublish"), false);
+  EXPECT_EQ(api::member(spec, "fsGroupPolicy"), "ReadWriteOnceWithFSType");
+  EXPECT_EQ(api::member(spec, "requiresRepublish"), false);
   EXPECT_FALSE(spec.contains("tokenRequests"));
 }
 
@@ -90,35 +46,40 @@ TEST(VendorTopoLvm, NodeDriverTalksToLvmdAndMountsThePodsBidirectionally) {
   const Json& ds = get(objs, "DaemonSet", "topolvm-node", kNamespace);
   ASSERT_TRUE(ds.is_object());
   const Json& c = containerOf(ds, "topolvm-node");
-  EXPECT_EQ(at(c, "image"), kImage);
-  EXPECT_TRUE(sameJson(at(c, "command"), Json::array({"/topolvm-node"})));
-  EXPECT_TRUE(sameJson(at(c, "args"), Json::array({"--csi-socket=/csi/csi.sock",
-                                                   "--lvmd-socket=/run/topolvm/lvmd.sock"})));
-  EXPECT_FALSE(hasArg(c, "--embed-lvmd"));
-  EXPECT_EQ(named(at(c, "env"), "NODE_NAME")["valueFrom"]["fieldRef"]["fieldPath"],
+  EXPECT_EQ(api::member(c, "image"), kImage);
+  EXPECT_TRUE(sameJson(api::member(c, "command"), Json::array({"/topolvm-node"})));
+  EXPECT_TRUE(sameJson(
+      api::member(c, "args"),
+      Json::array({"--csi-socket=/csi/csi.sock", "--lvmd-socket=/run/topolvm/lvmd.sock"})));
+  EXPECT_FALSE(testutil::hasArg(c, "--embed-lvmd"));
+  EXPECT_EQ(named(api::member(c, "env"), "NODE_NAME")["valueFrom"]["fieldRef"]["fieldPath"],
             "spec.nodeName");
-  EXPECT_TRUE(sameJson(at(c, "securityContext"), Json::parse(R"({"privileged": true})")));
+  EXPECT_TRUE(sameJson(api::member(c, "securityContext"), Json::parse(R"({"privileged": true})")));
   EXPECT_TRUE(
-      sameJson(named(at(c, "ports"), "healthz"),
+      sameJson(named(api::member(c, "ports"), "healthz"),
                Json::parse(R"({"name": "healthz", "containerPort": 9808, "protocol": "TCP"})")));
   EXPECT_TRUE(
-      sameJson(named(at(c, "ports"), "metrics"),
+      sameJson(named(api::member(c, "ports"), "metrics"),
                Json::parse(R"({"name": "metrics", "containerPort": 8080, "protocol": "TCP"})")));
   // livenessProbe.topolvm_node: 10s, 3s, every 60s; failureThreshold unset (3).
-  EXPECT_TRUE(sameJson(at(c, "livenessProbe"), Json::parse(R"({
+  EXPECT_TRUE(sameJson(api::member(c, "livenessProbe"), Json::parse(R"({
       "httpGet": {"path": "/healthz", "port": "healthz"}, "initialDelaySeconds": 10,
       "timeoutSeconds": 3, "periodSeconds": 60, "failureThreshold": 3})")));
-  EXPECT_TRUE(sameJson(at(c, "resources"), Json::object()));
+  EXPECT_TRUE(sameJson(api::member(c, "resources"), Json::object()));
   // Mounts: lvmd-socket-dir, pod-volumes-dir and csi-plugin-dir (Bidirectional; the operator
   // mounts all of <kubelet>/plugins), devices-dir, and the CSI socket.
-  EXPECT_EQ(hostPathAt(ds, c, "/run/topolvm"), "/run/topolvm DirectoryOrCreate");
+  EXPECT_EQ(hostPathAndType(ds, c, "/run/topolvm"), "/run/topolvm DirectoryOrCreate");
   EXPECT_FALSE(mountAt(c, "/run/topolvm").contains("mountPropagation"));
-  EXPECT_EQ(at(mountAt(c, "/var/lib/kubelet/pods"), "mountPropagation"), "Bidirectional");
-  EXPECT_EQ(hostPathAt(ds, c, "/var/lib/kubelet/pods"), "/var/lib/kubelet/pods DirectoryOrCreate");
-  EXPECT_EQ(at(mountAt(c, "/var/lib/kubelet/plugins"), "mountPropagation"), "Bidirectional");
-  EXPECT_EQ(hostPathAt(ds, c, "/var/lib/kubelet/plugins"), "/var/lib/kubelet/plugins Directory");
-  EXPECT_EQ(hostPathAt(ds, c, "/dev"), "/dev Directory");
-  EXPECT_EQ(hostPathAt(ds, c, "/csi"), "/var/lib/kubelet/plugins/topolvm.io DirectoryOrCreate");
+  EXPECT_EQ(api::member(mountAt(c, "/var/lib/kubelet/pods"), "mountPropagation"), "Bidirectional");
+  EXPECT_EQ(hostPathAndType(ds, c, "/var/lib/kubelet/pods"),
+            "/var/lib/kubelet/pods DirectoryOrCreate");
+  EXPECT_EQ(api::member(mountAt(c, "/var/lib/kubelet/plugins"), "mountPropagation"),
+            "Bidirectional");
+  EXPECT_EQ(hostPathAndType(ds, c, "/var/lib/kubelet/plugins"),
+            "/var/lib/kubelet/plugins Directory");
+  EXPECT_EQ(hostPathAndType(ds, c, "/dev"), "/dev Directory");
+  EXPECT_EQ(hostPathAndType(ds, c, "/csi"),
+            "/var/lib/kubelet/plugins/topolvm.io DirectoryOrCreate");
 }
 
 // node/daemonset.yaml, containers csi-registrar and liveness-probe: the sidecars of the bundled
@@ -128,30 +89,32 @@ TEST(VendorTopoLvm, NodeSidecarsRunFromTheBundledImage) {
   const Json& ds = get(objs, "DaemonSet", "topolvm-node", kNamespace);
   ASSERT_TRUE(ds.is_object());
   const Json& r = containerOf(ds, "node-driver-registrar");
-  EXPECT_EQ(at(r, "image"), kImage);
-  EXPECT_TRUE(sameJson(at(r, "command"), Json::array({"/csi-node-driver-registrar"})));
-  EXPECT_TRUE(sameJson(at(r, "args"), Json::parse(R"(["--csi-address=/csi/csi.sock",
+  EXPECT_EQ(api::member(r, "image"), kImage);
+  EXPECT_TRUE(sameJson(api::member(r, "command"), Json::array({"/csi-node-driver-registrar"})));
+  EXPECT_TRUE(sameJson(api::member(r, "args"), Json::parse(R"(["--csi-address=/csi/csi.sock",
       "--kubelet-registration-path=/var/lib/kubelet/plugins/topolvm.io/csi.sock",
       "--http-endpoint=:9809"])")));
-  EXPECT_EQ(at(named(at(r, "ports"), "registrar"), "containerPort"), 9809);
-  EXPECT_TRUE(sameJson(at(r, "livenessProbe"), Json::parse(R"({
+  EXPECT_EQ(api::member(named(api::member(r, "ports"), "registrar"), "containerPort"), 9809);
+  EXPECT_TRUE(sameJson(api::member(r, "livenessProbe"), Json::parse(R"({
       "httpGet": {"path": "/healthz", "port": "registrar"}, "initialDelaySeconds": 10,
       "timeoutSeconds": 3, "periodSeconds": 60, "failureThreshold": 3})")));
-  EXPECT_TRUE(sameJson(at(r, "lifecycle"), Json::parse(R"({"preStop": {"exec": {"command": [
+  EXPECT_TRUE(
+      sameJson(api::member(r, "lifecycle"), Json::parse(R"({"preStop": {"exec": {"command": [
       "/bin/sh", "-c", "rm -rf /registration/topolvm.io /registration/topolvm.io-reg.sock"]}}})")));
-  EXPECT_TRUE(sameJson(at(r, "securityContext"), Json::object()));
-  EXPECT_TRUE(sameJson(at(r, "resources"), Json::object()));
-  EXPECT_EQ(hostPathAt(ds, r, "/registration"), "/var/lib/kubelet/plugins_registry Directory");
-  EXPECT_EQ(hostPathAt(ds, r, "/csi"), "/var/lib/kubelet/plugins/topolvm.io DirectoryOrCreate");
+  EXPECT_TRUE(sameJson(api::member(r, "securityContext"), Json::object()));
+  EXPECT_TRUE(sameJson(api::member(r, "resources"), Json::object()));
+  EXPECT_EQ(hostPathAndType(ds, r, "/registration"), "/var/lib/kubelet/plugins_registry Directory");
+  EXPECT_EQ(hostPathAndType(ds, r, "/csi"),
+            "/var/lib/kubelet/plugins/topolvm.io DirectoryOrCreate");
 
   const Json& l = containerOf(ds, "liveness-probe");
-  EXPECT_EQ(at(l, "image"), kImage);
-  EXPECT_TRUE(sameJson(at(l, "command"), Json::array({"/livenessprobe"})));
-  EXPECT_TRUE(sameJson(at(l, "args"),
+  EXPECT_EQ(api::member(l, "image"), kImage);
+  EXPECT_TRUE(sameJson(api::member(l, "command"), Json::array({"/livenessprobe"})));
+  EXPECT_TRUE(sameJson(api::member(l, "args"),
                        Json::array({"--csi-address=/csi/csi.sock", "--http-endpoint=:9808"})));
-  EXPECT_TRUE(sameJson(at(l, "securityContext"), Json::object()));
-  EXPECT_TRUE(sameJson(at(l, "resources"), Json::object()));
-  EXPECT_EQ(containerNames(ds),
+  EXPECT_TRUE(sameJson(api::member(l, "securityContext"), Json::object()));
+  EXPECT_TRUE(sameJson(api::member(l, "resources"), Json::object()));
+  EXPECT_EQ(testutil::containerNames(ds),
             (std::vector<std::string>{"topolvm-node", "node-driver-registrar", "liveness-probe"}));
 }
 
@@ -162,8 +125,8 @@ TEST(VendorTopoLvm, NodePodIsTheChartsDefaults) {
   const Json& ds = get(objs, "DaemonSet", "topolvm-node", kNamespace);
   ASSERT_TRUE(ds.is_object());
   const Json& pod = podSpec(ds);
-  EXPECT_EQ(at(pod, "serviceAccountName"), "topolvm-node");
-  EXPECT_EQ(at(pod, "automountServiceAccountToken"), true);
+  EXPECT_EQ(api::member(pod, "serviceAccountName"), "topolvm-node");
+  EXPECT_EQ(api::member(pod, "automountServiceAccountToken"), true);
   EXPECT_FALSE(pod.contains("priorityClassName"));
   EXPECT_FALSE(pod.contains("tolerations"));
   EXPECT_FALSE(pod.contains("affinity"));
@@ -171,7 +134,7 @@ TEST(VendorTopoLvm, NodePodIsTheChartsDefaults) {
   EXPECT_FALSE(pod.contains("hostNetwork"));
   EXPECT_FALSE(pod.contains("securityContext"));
   EXPECT_FALSE(pod.contains("initContainers"));
-  EXPECT_FALSE(at(ds, "spec").contains("updateStrategy"));
+  EXPECT_FALSE(api::member(ds, "spec").contains("updateStrategy"));
   EXPECT_EQ(ds["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"], "metrics");
   EXPECT_NE(testutil::find(objs, "ServiceAccount", "topolvm-node", kNamespace), nullptr);
 }
@@ -182,47 +145,48 @@ TEST(VendorTopoLvm, ControllerRunsTwoReplicasOnDistinctNodesAsUser10000) {
   const auto objs = renderExample("topolvm");
   const Json& d = get(objs, "Deployment", "topolvm-controller", kNamespace);
   ASSERT_TRUE(d.is_object());
-  EXPECT_EQ(at(at(d, "spec"), "replicas"), 2);
-  EXPECT_FALSE(at(d, "spec").contains("strategy")); // the server's RollingUpdate
+  EXPECT_EQ(api::member(api::member(d, "spec"), "replicas"), 2);
+  EXPECT_FALSE(api::member(d, "spec").contains("strategy")); // the server's RollingUpdate
   const Json& pod = podSpec(d);
-  EXPECT_EQ(at(pod, "serviceAccountName"), "topolvm-controller");
-  EXPECT_TRUE(sameJson(at(pod, "securityContext"),
+  EXPECT_EQ(api::member(pod, "serviceAccountName"), "topolvm-controller");
+  EXPECT_TRUE(sameJson(api::member(pod, "securityContext"),
                        Json::parse(R"({"runAsUser": 10000, "runAsGroup": 10000})")));
   EXPECT_FALSE(pod.contains("priorityClassName"));
   EXPECT_FALSE(pod.contains("tolerations"));
   EXPECT_FALSE(pod.contains("terminationGracePeriodSeconds"));
-  const Json& anti = at(at(pod, "affinity"), "podAntiAffinity");
-  ASSERT_EQ(at(anti, "requiredDuringSchedulingIgnoredDuringExecution").size(), 1U);
+  const Json& anti = api::member(api::member(pod, "affinity"), "podAntiAffinity");
+  ASSERT_EQ(api::member(anti, "requiredDuringSchedulingIgnoredDuringExecution").size(), 1U);
   EXPECT_FALSE(anti.contains("preferredDuringSchedulingIgnoredDuringExecution"));
   const Json& term = anti["requiredDuringSchedulingIgnoredDuringExecution"][0];
-  EXPECT_EQ(at(term, "topologyKey"), "kubernetes.io/hostname");
+  EXPECT_EQ(api::member(term, "topologyKey"), "kubernetes.io/hostname");
   // The term selects exactly the controller's pods.
   EXPECT_TRUE(sameJson(term["labelSelector"]["matchLabels"], d["spec"]["selector"]["matchLabels"]));
-  EXPECT_TRUE(
-      sameJson(at(pod, "volumes"), Json::parse(R"([{"name": "socket-dir", "emptyDir": {}}])")));
-  EXPECT_EQ(containerNames(d),
+  EXPECT_TRUE(sameJson(api::member(pod, "volumes"),
+                       Json::parse(R"([{"name": "socket-dir", "emptyDir": {}}])")));
+  EXPECT_EQ(testutil::containerNames(d),
             (std::vector<std::string>{"topolvm-controller", "csi-provisioner", "csi-resizer",
                                       "csi-snapshotter", "liveness-probe"}));
 
   const Json& c = containerOf(d, "topolvm-controller");
-  EXPECT_EQ(at(c, "image"), kImage);
-  EXPECT_TRUE(sameJson(at(c, "command"), Json::array({"/topolvm-controller"})));
-  EXPECT_TRUE(sameJson(at(c, "args"), Json::array({"--csi-socket=/csi/csi.sock",
-                                                   "--leader-election-namespace=topolvm-system",
-                                                   "--enable-webhooks=false"})));
-  EXPECT_FALSE(hasArg(c, "--leader-election=false"));
-  EXPECT_TRUE(sameJson(at(c, "securityContext"), Json::parse(kNoPrivilegeEscalation)));
+  EXPECT_EQ(api::member(c, "image"), kImage);
+  EXPECT_TRUE(sameJson(api::member(c, "command"), Json::array({"/topolvm-controller"})));
+  EXPECT_TRUE(sameJson(
+      api::member(c, "args"),
+      Json::array({"--csi-socket=/csi/csi.sock", "--leader-election-namespace=topolvm-system",
+                   "--enable-webhooks=false"})));
+  EXPECT_FALSE(testutil::hasArg(c, "--leader-election=false"));
+  EXPECT_TRUE(sameJson(api::member(c, "securityContext"), Json::parse(kNoPrivilegeEscalation)));
   for (const auto& [name, port] : {std::pair{"webhook", 9443}, std::pair{"healthz", 9808},
                                    std::pair{"readyz", 8081}, std::pair{"metrics", 8080}}) {
-    EXPECT_EQ(at(named(at(c, "ports"), name), "containerPort"), port) << name;
+    EXPECT_EQ(api::member(named(api::member(c, "ports"), name), "containerPort"), port) << name;
   }
-  EXPECT_TRUE(sameJson(at(c, "readinessProbe"), Json::parse(R"({
+  EXPECT_TRUE(sameJson(api::member(c, "readinessProbe"), Json::parse(R"({
       "httpGet": {"path": "/readyz", "port": "readyz", "scheme": "HTTP"}})")));
-  EXPECT_TRUE(sameJson(at(c, "livenessProbe"), Json::parse(R"({
+  EXPECT_TRUE(sameJson(api::member(c, "livenessProbe"), Json::parse(R"({
       "httpGet": {"path": "/healthz", "port": "healthz"}, "initialDelaySeconds": 10,
       "timeoutSeconds": 3, "periodSeconds": 60, "failureThreshold": 3})")));
-  EXPECT_TRUE(sameJson(at(c, "resources"), Json::object()));
-  EXPECT_EQ(at(mountAt(c, "/csi"), "name"), "socket-dir");
+  EXPECT_TRUE(sameJson(api::member(c, "resources"), Json::object()));
+  EXPECT_EQ(api::member(mountAt(c, "/csi"), "name"), "socket-dir");
   EXPECT_NE(testutil::find(objs, "ServiceAccount", "topolvm-controller", kNamespace), nullptr);
 }
 
@@ -241,37 +205,38 @@ TEST(VendorTopoLvm, ControllerSidecarsElectLeadersAndTrackCapacity) {
                            Sidecar{"csi-resizer", "/csi-resizer", 9810},
                            Sidecar{"csi-snapshotter", "/csi-snapshotter", 9811}}) {
     const Json& c = containerOf(d, s.container);
-    EXPECT_EQ(at(c, "image"), kImage) << s.container;
-    EXPECT_TRUE(sameJson(at(c, "command"), Json::array({s.command}))) << s.container;
+    EXPECT_EQ(api::member(c, "image"), kImage) << s.container;
+    EXPECT_TRUE(sameJson(api::member(c, "command"), Json::array({s.command}))) << s.container;
     for (const std::string& arg :
          {std::string("--csi-address=/csi/csi.sock"), std::string("--leader-election"),
           std::string("--leader-election-namespace=topolvm-system"),
           "--http-endpoint=:" + std::to_string(s.port)}) {
-      EXPECT_TRUE(hasArg(c, arg)) << s.container << " " << arg;
+      EXPECT_TRUE(testutil::hasArg(c, arg)) << s.container << " " << arg;
     }
-    ASSERT_EQ(at(c, "ports").size(), 1U) << s.container;
+    ASSERT_EQ(api::member(c, "ports").size(), 1U) << s.container;
     EXPECT_EQ(c["ports"][0]["containerPort"], s.port) << s.container;
-    EXPECT_TRUE(sameJson(at(c, "securityContext"), Json::parse(kNoPrivilegeEscalation)))
+    EXPECT_TRUE(sameJson(api::member(c, "securityContext"), Json::parse(kNoPrivilegeEscalation)))
         << s.container;
-    EXPECT_TRUE(sameJson(at(c, "resources"), Json::object())) << s.container;
-    EXPECT_EQ(at(mountAt(c, "/csi"), "name"), "socket-dir") << s.container;
+    EXPECT_TRUE(sameJson(api::member(c, "resources"), Json::object())) << s.container;
+    EXPECT_EQ(api::member(mountAt(c, "/csi"), "name"), "socket-dir") << s.container;
     EXPECT_FALSE(c.contains("livenessProbe")) << s.container << ": the chart probes no sidecar";
   }
   const Json& p = containerOf(d, "csi-provisioner");
   for (const char* arg :
        {"--feature-gates=Topology=true", "--enable-capacity", "--capacity-ownerref-level=2"}) {
-    EXPECT_TRUE(hasArg(p, arg)) << arg;
+    EXPECT_TRUE(testutil::hasArg(p, arg)) << arg;
   }
-  EXPECT_EQ(named(at(p, "env"), "NAMESPACE")["valueFrom"]["fieldRef"]["fieldPath"],
+  EXPECT_EQ(named(api::member(p, "env"), "NAMESPACE")["valueFrom"]["fieldRef"]["fieldPath"],
             "metadata.namespace");
-  EXPECT_EQ(named(at(p, "env"), "POD_NAME")["valueFrom"]["fieldRef"]["fieldPath"], "metadata.name");
+  EXPECT_EQ(named(api::member(p, "env"), "POD_NAME")["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.name");
 
   const Json& l = containerOf(d, "liveness-probe");
-  EXPECT_EQ(at(l, "image"), kImage);
-  EXPECT_TRUE(sameJson(at(l, "command"), Json::array({"/livenessprobe"})));
-  EXPECT_TRUE(sameJson(at(l, "args"),
+  EXPECT_EQ(api::member(l, "image"), kImage);
+  EXPECT_TRUE(sameJson(api::member(l, "command"), Json::array({"/livenessprobe"})));
+  EXPECT_TRUE(sameJson(api::member(l, "args"),
                        Json::array({"--csi-address=/csi/csi.sock", "--http-endpoint=:9808"})));
-  EXPECT_TRUE(sameJson(at(l, "securityContext"), Json::parse(kNoPrivilegeEscalation)));
+  EXPECT_TRUE(sameJson(api::member(l, "securityContext"), Json::parse(kNoPrivilegeEscalation)));
 }
 
 // controller/poddisruptionbudget.yaml and controller/service.yaml.
@@ -281,12 +246,13 @@ TEST(VendorTopoLvm, ControllerHasItsDisruptionBudgetAndWebhookService) {
   const Json& pdb = get(objs, "PodDisruptionBudget", "topolvm-controller", kNamespace);
   const Json& svc = get(objs, "Service", "topolvm-controller", kNamespace);
   ASSERT_TRUE(d.is_object() && pdb.is_object() && svc.is_object());
-  EXPECT_EQ(at(at(pdb, "spec"), "maxUnavailable"), 1);
-  EXPECT_FALSE(at(pdb, "spec").contains("minAvailable"));
+  EXPECT_EQ(api::member(api::member(pdb, "spec"), "maxUnavailable"), 1);
+  EXPECT_FALSE(api::member(pdb, "spec").contains("minAvailable"));
   EXPECT_TRUE(sameJson(pdb["spec"]["selector"], d["spec"]["selector"]));
   EXPECT_TRUE(sameJson(svc["spec"]["selector"], d["spec"]["selector"]["matchLabels"]));
-  EXPECT_EQ(at(at(svc, "spec"), "type"), "ClusterIP");
-  EXPECT_TRUE(sameJson(at(at(svc, "spec"), "ports"), Json::parse(R"([{"name": "webhook",
+  EXPECT_EQ(api::member(api::member(svc, "spec"), "type"), "ClusterIP");
+  EXPECT_TRUE(
+      sameJson(api::member(api::member(svc, "spec"), "ports"), Json::parse(R"([{"name": "webhook",
       "port": 443, "protocol": "TCP", "targetPort": "webhook"}])")));
 }
 
@@ -303,7 +269,7 @@ TEST(VendorTopoLvm, DriverRulesAreTheChartsNodeAndControllerRoles) {
         << r;
   }
   EXPECT_TRUE(grants(node, "storage.k8s.io", "csidrivers", {"get", "list", "watch"}));
-  EXPECT_EQ(at(node, "rules").size(), 3U);
+  EXPECT_EQ(api::member(node, "rules").size(), 3U);
   EXPECT_EQ(subjectOf(get(objs, "ClusterRoleBinding", "csiop:topolvm:node-driver")),
             "topolvm-node");
 
@@ -319,7 +285,7 @@ TEST(VendorTopoLvm, DriverRulesAreTheChartsNodeAndControllerRoles) {
                      {"create", "delete", "get", "list", "patch", "update", "watch"}));
   EXPECT_TRUE(grants(ctl, "topolvm.io", "logicalvolumes/status", {"get", "patch", "update"}));
   EXPECT_FALSE(grants(ctl, "topolvm.io", "logicalvolumes/status", {"create"}));
-  EXPECT_EQ(at(ctl, "rules").size(), 6U);
+  EXPECT_EQ(api::member(ctl, "rules").size(), 6U);
   EXPECT_EQ(subjectOf(get(objs, "ClusterRoleBinding", "csiop:topolvm:controller-driver")),
             "topolvm-controller");
 
@@ -409,31 +375,31 @@ TEST(VendorTopoLvm, LvmdRunsAsItsOwnDaemonSetWithItsConfig) {
   const Json& ds = get(objs, "DaemonSet", "topolvm-lvmd-0", kNamespace);
   ASSERT_TRUE(ds.is_object());
   const Json& pod = podSpec(ds);
-  EXPECT_EQ(at(pod, "serviceAccountName"), "topolvm-lvmd");
-  EXPECT_EQ(at(pod, "hostPID"), true);
+  EXPECT_EQ(api::member(pod, "serviceAccountName"), "topolvm-lvmd");
+  EXPECT_EQ(api::member(pod, "hostPID"), true);
   EXPECT_FALSE(pod.contains("tolerations"));
   EXPECT_FALSE(pod.contains("nodeSelector"));
   EXPECT_FALSE(pod.contains("priorityClassName"));
   EXPECT_EQ(ds["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"], "metrics");
   // The selector picks the template's pods.
-  const Json& podMeta = at(at(at(ds, "spec"), "template"), "metadata");
+  const Json& podMeta = api::member(api::member(api::member(ds, "spec"), "template"), "metadata");
   for (const auto& [k, v] : ds["spec"]["selector"]["matchLabels"].items()) {
-    EXPECT_EQ(at(at(podMeta, "labels"), k.c_str()), v) << k;
+    EXPECT_EQ(api::member(api::member(podMeta, "labels"), k.c_str()), v) << k;
   }
-  EXPECT_EQ(containerNames(ds), std::vector<std::string>{"lvmd"});
+  EXPECT_EQ(testutil::containerNames(ds), std::vector<std::string>{"lvmd"});
   const Json& c = containerOf(ds, "lvmd");
-  EXPECT_EQ(at(c, "image"), kImage);
-  EXPECT_TRUE(sameJson(at(c, "command"), Json::array({"/lvmd"})));
+  EXPECT_EQ(api::member(c, "image"), kImage);
+  EXPECT_TRUE(sameJson(api::member(c, "command"), Json::array({"/lvmd"})));
   EXPECT_FALSE(c.contains("args"));
-  EXPECT_TRUE(sameJson(at(c, "securityContext"), Json::parse(R"({"privileged": true})")));
-  EXPECT_TRUE(sameJson(at(c, "livenessProbe"), Json::parse(R"({
+  EXPECT_TRUE(sameJson(api::member(c, "securityContext"), Json::parse(R"({"privileged": true})")));
+  EXPECT_TRUE(sameJson(api::member(c, "livenessProbe"), Json::parse(R"({
       "exec": {"command": ["/lvmd", "health"]}, "initialDelaySeconds": 10,
       "timeoutSeconds": 3, "periodSeconds": 60})")));
   EXPECT_TRUE(
-      sameJson(named(at(c, "ports"), "metrics"),
+      sameJson(named(api::member(c, "ports"), "metrics"),
                Json::parse(R"({"name": "metrics", "containerPort": 8080, "protocol": "TCP"})")));
-  EXPECT_EQ(hostPathAt(ds, c, "/dev"), "/dev Directory");
-  EXPECT_EQ(hostPathAt(ds, c, "/run/topolvm"), "/run/topolvm DirectoryOrCreate");
+  EXPECT_EQ(hostPathAndType(ds, c, "/dev"), "/dev Directory");
+  EXPECT_EQ(hostPathAndType(ds, c, "/run/topolvm"), "/run/topolvm DirectoryOrCreate");
   EXPECT_TRUE(
       sameJson(volumeAt(ds, c, "/etc/topolvm"),
                Json::parse(R"({"name": "config", "configMap": {"name": "topolvm-lvmd-0"}})")));
@@ -444,14 +410,14 @@ TEST(VendorTopoLvm, StorageClassIsXfsWaitingForTheConsumer) {
   const auto objs = renderExample("topolvm");
   const Json& sc = get(objs, "StorageClass", "topolvm-provisioner");
   ASSERT_TRUE(sc.is_object());
-  EXPECT_EQ(at(sc, "provisioner"), "topolvm.io");
-  EXPECT_TRUE(
-      sameJson(at(sc, "parameters"), Json::parse(R"({"csi.storage.k8s.io/fstype": "xfs"})")));
-  EXPECT_EQ(at(sc, "volumeBindingMode"), "WaitForFirstConsumer");
-  EXPECT_EQ(at(sc, "allowVolumeExpansion"), true);
+  EXPECT_EQ(api::member(sc, "provisioner"), "topolvm.io");
+  EXPECT_TRUE(sameJson(api::member(sc, "parameters"),
+                       Json::parse(R"({"csi.storage.k8s.io/fstype": "xfs"})")));
+  EXPECT_EQ(api::member(sc, "volumeBindingMode"), "WaitForFirstConsumer");
+  EXPECT_EQ(api::member(sc, "allowVolumeExpansion"), true);
   EXPECT_FALSE(sc.contains("mountOptions"));
-  EXPECT_FALSE(at(sc, "metadata").contains("annotations")); // isDefaultClass false
-  EXPECT_NE(at(sc, "reclaimPolicy"), "Retain");
+  EXPECT_FALSE(api::member(sc, "metadata").contains("annotations")); // isDefaultClass false
+  EXPECT_NE(api::member(sc, "reclaimPolicy"), "Retain");
   EXPECT_EQ(testutil::ofKind(objs, "StorageClass").size(), 1U);
 }
 

@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include <csiop/api/json_access.hpp>
+
 #include "../../common/render_test_util.hpp"
 
 namespace csiop::vendors {
@@ -89,6 +93,66 @@ inline Json volumeAt(const Json& workload, const Json& container, const std::str
   const Json m = mountAt(container, mountPath);
   return m.is_object() ? named(podSpec(workload).value("volumes", Json::array()), m["name"])
                        : Json();
+}
+
+// Equal as JSON values: objects whatever their key order (the vendor's order is not the
+// renderer's), lists in order.
+inline ::testing::AssertionResult sameJson(const Json& actual, const Json& expected) {
+  if (nlohmann::json::parse(actual.dump()) == nlohmann::json::parse(expected.dump())) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "\n  actual:   " << actual.dump() << "\n  expected: " << expected.dump();
+}
+
+// The same, against JSON text.
+inline ::testing::AssertionResult same(const Json& actual, const std::string& expected) {
+  return sameJson(actual, Json::parse(expected));
+}
+
+// The hostPath behind a container's mount at `mountPath`, as "path type".
+inline std::string hostPathAndType(const Json& workload, const Json& container,
+                                   const std::string& mountPath) {
+  const Json v = volumeAt(workload, container, mountPath);
+  const Json& hp = api::member(v, "hostPath");
+  const Json& path = api::member(hp, "path");
+  const Json& type = api::member(hp, "type");
+  return (path.is_string() ? path.get<std::string>() : "") + " " +
+         (type.is_string() ? type.get<std::string>() : "");
+}
+
+// A mount of a container: its path, the volume behind it (its source as JSON text, without
+// the name), its propagation ("" for none) and readOnly.
+struct Mount {
+  std::string path;
+  std::string source;
+  std::string propagation;
+  bool readOnly = false;
+};
+
+// Exactly these mounts: each at its path, on its volume, with its propagation.
+inline void expectMounts(const Json& workload, const Json& container,
+                         const std::vector<Mount>& want) {
+  for (const auto& m : want) {
+    const Json mount = mountAt(container, m.path);
+    ASSERT_TRUE(mount.is_object()) << container.value("name", "") << " has no mount at " << m.path;
+    Json volume = volumeAt(workload, container, m.path);
+    ASSERT_TRUE(volume.is_object()) << "no volume for " << m.path;
+    volume.erase("name");
+    EXPECT_TRUE(same(volume, m.source)) << m.path;
+    EXPECT_EQ(mount.value("mountPropagation", ""), m.propagation) << m.path;
+    EXPECT_EQ(mount.value("readOnly", false), m.readOnly) << m.path;
+  }
+  EXPECT_EQ(container.value("volumeMounts", Json::array()).size(), want.size())
+      << container.value("name", "") << ": " << container.value("volumeMounts", Json()).dump();
+}
+
+// The env variable `name` of a container comes from the pod's field `path`.
+inline void expectEnvFrom(const Json& container, const std::string& name, const char* path) {
+  Json v = named(container.value("env", Json::array()), name);
+  ASSERT_TRUE(v.is_object()) << "no env " << name;
+  v.erase("name");
+  EXPECT_TRUE(sameJson(v, Json{{"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}})) << name;
 }
 
 // A (Cluster)Role grants `verbs` on `resource` of `apiGroup` (in one rule or several).
