@@ -522,7 +522,11 @@ TEST_F(Lifecycle, WhenVolumesUnusedReplacesPluginsOnlyWhereNoVolumeIsInUseOrTheA
                seen.find("\"reason\":\"VolumesInUse\"") != std::string::npos &&
                seen.find("default/e2e-rolling-user") != std::string::npos;
       }));
-  EXPECT_EQ(conditionField("rolling", "Progressing", "reason"), "NodePluginUpdateWaiting");
+  // RollingOut until the idle node's new plugin is ready; then only the waiting one is left.
+  EXPECT_TRUE(waitFor("Progressing says a node plugin update waits", 30s, [&](std::string& seen) {
+    seen = conditionField("rolling", "Progressing", "reason");
+    return seen == "NodePluginUpdateWaiting";
+  }));
 
   // An annotation value that is not a boolean: said, and the plugin still waits.
   ASSERT_TRUE(kubectl({"annotate", "node", busy, "csiop.dev/allow-node-plugin-update=yes"}).ok());
