@@ -500,6 +500,52 @@ TEST(InvalidDriverDeployment, UnknownFieldWithStrictValidation) {
                  {"strict decoding error", R"(unknown field "spec.csiDriver.attachRequiredd")"});
 }
 
+// The cross-field rules of the Windows node plugin and of placement NodePlugin are in the CRD
+// too, so the API server refuses them without the webhook (none runs in this cluster).
+TEST(InvalidDriverDeployment, CsiProxyPipesWithAHostProcessWindowsNodePlugin) {
+  auto valid = minimalDriverDeployment("e2e-invalid-windows-pipes");
+  valid["spec"]["windowsNode"] = Json::parse(R"({"hostProcess": true})");
+  auto invalid = valid;
+  invalid["spec"]["windowsNode"]["csiProxyPipes"] = Json::array({"filesystem-v1"});
+  expectRejected(valid, invalid,
+                 {"spec.windowsNode.csiProxyPipes: Forbidden",
+                  "csiProxyPipes is not for a HostProcess driver"});
+}
+
+TEST(InvalidDriverDeployment, HostPIDInTheWindowsNodePlugin) {
+  // Control: a disabled Windows node plugin keeps its settings unchecked, as the webhook does.
+  auto valid = minimalDriverDeployment("e2e-invalid-windows-hostpid");
+  valid["spec"]["windowsNode"] = Json::parse(R"({"enabled": false, "hostPID": true})");
+  auto invalid = valid;
+  invalid["spec"]["windowsNode"].erase("enabled");
+  expectRejected(valid, invalid,
+                 {"spec.windowsNode.hostPID: Forbidden",
+                  "Windows pods cannot share the host's process namespace"});
+}
+
+TEST(InvalidDriverDeployment, WindowsNodePluginSelectingLinuxNodes) {
+  auto valid = minimalDriverDeployment("e2e-invalid-windows-os");
+  valid["spec"]["windowsNode"] =
+      Json::parse(R"({"nodeSelector": {"kubernetes.io/os": "windows", "pool": "win"}})");
+  auto invalid = valid;
+  invalid["spec"]["windowsNode"]["nodeSelector"]["kubernetes.io/os"] = "linux";
+  expectRejected(valid, invalid,
+                 {"spec.windowsNode.nodeSelector: Invalid value",
+                  "nodeSelector kubernetes.io/os must be windows"});
+}
+
+TEST(InvalidDriverDeployment, ControllerPodFieldsWithPlacementNodePlugin) {
+  auto valid = minimalDriverDeployment("e2e-invalid-placement");
+  valid["spec"]["controller"] = Json::parse(R"({"placement": "NodePlugin"})");
+  valid["spec"]["node"] =
+      Json::parse(R"({"serviceAccount": {"annotations": {"example.com/role": "csi"}}})");
+  auto invalid = valid;
+  invalid["spec"]["controller"]["serviceAccount"] = valid["spec"]["node"]["serviceAccount"];
+  expectRejected(valid, invalid,
+                 {"spec.controller.placement: Forbidden",
+                  "with placement NodePlugin there is no controller workload"});
+}
+
 TEST(InvalidDriverDeployment, DriverNameIsImmutable) {
   applyCrds();
   const std::string name = "e2e-invalid-immutable";
