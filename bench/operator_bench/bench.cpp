@@ -9,6 +9,7 @@
 #include <csiop/kube/config.hpp>
 
 #include "context.hpp"
+#include "peer.hpp"
 #include "scale.hpp"
 #include "scenarios.hpp"
 #include "setup.hpp"
@@ -83,6 +84,18 @@ asio::awaitable<int> body(const Options& o, std::filesystem::path kubeconfig, bo
   const std::vector<std::string> allNames = names.all();
   const std::vector<std::string> allDrivers = names.drivers();
   const std::vector<std::string> noDrivers;
+  if (o.scenario == "peer") {
+    report.peer.emplace();
+    report.nodes =
+        static_cast<int>((co_await client.listAll(kube::resources::nodes, "")).items.size());
+    co_await runPeer(o, client, kubeconfig, makeWorkDir(o), *report.peer);
+    for (const SubjectFigures* f : {&report.peer->ours, &report.peer->peer}) {
+      for (const auto& problem : f->problems) {
+        report.problems.push_back(f->title + ": " + problem);
+      }
+    }
+    co_return report.problems.empty() ? 0 : 1;
+  }
   const bool scale = o.scenario == "scale";
   if (!scale) { // the scale scenario registers its own
     report.nodes = co_await registerDrivers(client, allDrivers);

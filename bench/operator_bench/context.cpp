@@ -22,15 +22,20 @@ void progress(const std::string& message) {
 asio::awaitable<bool> waitUntil(Context& ctx, std::function<bool()> done,
                                 std::chrono::milliseconds timeout,
                                 std::chrono::milliseconds interval) {
+  return waitUntil(ctx.operatorProcess, ctx.operatorLog, std::move(done), timeout, interval);
+}
+
+asio::awaitable<bool> waitUntil(ChildProcess& process, const std::string& log,
+                                std::function<bool()> done, std::chrono::milliseconds timeout,
+                                std::chrono::milliseconds interval) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     if (done()) {
       co_return true;
     }
-    if (!ctx.operatorProcess.running()) {
+    if (!process.running()) {
       throw std::runtime_error("the operator exited (code " +
-                               std::to_string(ctx.operatorProcess.exitCode().value_or(-1)) +
-                               "); see " + ctx.operatorLog);
+                               std::to_string(process.exitCode().value_or(-1)) + "); see " + log);
     }
     if (Clock::now() >= deadline) {
       co_return false;

@@ -38,6 +38,11 @@ void progress(const std::string& message);
 boost::asio::awaitable<bool>
 waitUntil(Context& ctx, std::function<bool()> done, std::chrono::milliseconds timeout,
           std::chrono::milliseconds interval = std::chrono::milliseconds(10));
+// The same for any operator process (`log` names its log in the message).
+boost::asio::awaitable<bool> waitUntil(ChildProcess& process, const std::string& log,
+                                       std::function<bool()> done,
+                                       std::chrono::milliseconds timeout,
+                                       std::chrono::milliseconds interval);
 
 double millisSince(Clock::time_point from, Clock::time_point to);
 

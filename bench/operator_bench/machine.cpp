@@ -52,4 +52,30 @@ std::string loadAverage() {
   return one + " " + five + " " + fifteen;
 }
 
+MachineCpu readMachineCpu() {
+  std::ifstream in("/proc/stat");
+  std::string label;
+  in >> label; // "cpu": the sum over all cores
+  MachineCpu m;
+  long long value = 0;
+  for (int i = 0; i < 10 && in >> value; ++i) {
+    // user nice system idle iowait irq softirq steal guest guest_nice; guest time is already
+    // counted in user and nice.
+    if (i >= 8) {
+      continue;
+    }
+    m.total += value;
+    if (i != 3 && i != 4) {
+      m.busy += value;
+    }
+  }
+  return m;
+}
+
+double busyPercent(const MachineCpu& from, const MachineCpu& to) {
+  const long long total = to.total - from.total;
+  return total > 0 ? 100.0 * static_cast<double>(to.busy - from.busy) / static_cast<double>(total)
+                   : 0.0;
+}
+
 } // namespace csiop::bench

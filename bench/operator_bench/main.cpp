@@ -10,9 +10,10 @@
 // VmRSS/VmHWM idle and with 100 DriverDeployments, and its CPU time (utime+stime) idle, per
 // DriverDeployment, in the 100-at-once burst (average and peak millicores), in the steady state
 // and for the 100 deletes. `--scenario scale --nodes 5000 --many 1000` measures the operator at
-// the size of a large cluster instead (scale.hpp). Progress goes to stderr, the table to
-// stdout. It measures, it
-// asserts nothing; the exit code only says whether every scenario ran.
+// the size of a large cluster instead (scale.hpp); `--scenario peer --peer BIN --peer-source
+// DIR` measures csi-operator and ceph-csi-operator one after the other (peer.hpp). Progress
+// goes to stderr, the table to stdout. It measures, it asserts nothing; the exit code only
+// says whether every scenario ran.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -64,9 +65,16 @@ int main(int argc, char** argv) {
   app.add_option("--scenario", o.scenario,
                  "standard: 1 DD repeated, then --many at once with their pods; scale: --many "
                  "DDs without pods on --nodes nodes whose CSINodes list --drivers-per-node "
-                 "drivers each (CSINode updates, steady state, cold start)")
-      ->check(CLI::IsMember({"standard", "scale"}))
+                 "drivers each (CSINode updates, steady state, cold start); peer: the standard "
+                 "workload's phases for csi-operator, then for --peer, side by side")
+      ->check(CLI::IsMember({"standard", "scale", "peer"}))
       ->capture_default_str();
+  app.add_option("--peer", o.peerBinary,
+                 "peer: the ceph-csi-operator binary measured after csi-operator (peer.hpp)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--peer-source", o.peerSource,
+                 "peer: its source checkout at the same tag (its CRDs, config/crd/bases)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--drivers-per-node", o.driversPerNode, "scale: drivers each node's CSINode lists")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();

@@ -18,7 +18,9 @@ struct Options {
   int steadySeconds = 30;                // steady-state window after convergence
   int timeoutSeconds = 900;              // per wait (children, Ready, gone)
   std::string workDir;                   // operator log; "": a new /tmp/csiop-bench-XXXXXX
-  std::string scenario = "standard";     // standard | scale (scale.hpp)
+  std::string scenario = "standard";     // standard | scale (scale.hpp) | peer (peer.hpp)
+  std::string peerBinary;                // peer: the ceph-csi-operator binary
+  std::string peerSource;                // peer: its source checkout (for its CRDs)
   int driversPerNode = 4;                // scale: drivers each node's CSINode lists
 };
 

@@ -82,7 +82,9 @@ Captured runCapture(const std::vector<std::string>& argv) {
   return result;
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                           std::vector<std::string> env)
+    : env_(std::move(env)) {
   start(argv, log);
 }
 
@@ -103,6 +105,19 @@ void ChildProcess::start(const std::vector<std::string>& argv, const std::filesy
     throw systemError("open " + log.string());
   }
   auto args = cArgv(argv);
+  // The environment is built before fork: the child may only make async-signal-safe calls.
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const auto name = entry.substr(0, entry.find('=') + 1);
+    const bool overridden = std::any_of(
+        env_.begin(), env_.end(), [&](const std::string& v) { return v.rfind(name, 0) == 0; });
+    if (!overridden) {
+      environment.push_back(entry);
+    }
+  }
+  environment.insert(environment.end(), env_.begin(), env_.end());
+  auto envp = cArgv(environment);
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
@@ -120,7 +135,7 @@ void ChildProcess::start(const std::vector<std::string>& argv, const std::filesy
     ::dup2(logFd, STDOUT_FILENO);
     ::dup2(logFd, STDERR_FILENO);
     ::close_range(3, ~0U, 0); // the benchmark's API connections are not the operator's
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
   ::close(logFd);
@@ -180,6 +195,8 @@ MemoryUsage readMemory(pid_t pid) {
       m.rssKb = value("VmRSS:");
     } else if (line.rfind("VmHWM:", 0) == 0) {
       m.hwmKb = value("VmHWM:");
+    } else if (line.rfind("RssAnon:", 0) == 0) {
+      m.anonKb = value("RssAnon:");
     }
   }
   return m;

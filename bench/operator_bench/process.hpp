@@ -24,11 +24,13 @@ struct Captured {
 // Runs argv[0] (a path) to completion.
 Captured runCapture(const std::vector<std::string>& argv);
 
-// A process started in its own process group, stdout and stderr appended to a log file. It
-// gets SIGTERM if the benchmark dies first; the destructor kills it (SIGKILL) if it still runs.
+// A process started in its own process group, stdout and stderr appended to a log file, with
+// the benchmark's environment and `env` ("NAME=value", overriding). It gets SIGTERM if the
+// benchmark dies first; the destructor kills it (SIGKILL) if it still runs.
 class ChildProcess {
 public:
-  ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log);
+  ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
+               std::vector<std::string> env = {});
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -45,13 +47,15 @@ public:
 private:
   void start(const std::vector<std::string>& argv, const std::filesystem::path& log);
 
+  std::vector<std::string> env_;
   pid_t pid_ = -1;
   std::optional<int> exit_;
 };
 
 struct MemoryUsage {
-  long rssKb = -1; // VmRSS
-  long hwmKb = -1; // VmHWM (peak RSS)
+  long rssKb = -1;  // VmRSS
+  long hwmKb = -1;  // VmHWM (peak RSS)
+  long anonKb = -1; // RssAnon (heap and other anonymous memory; the rest is file-backed)
 };
 MemoryUsage readMemory(pid_t pid);
 

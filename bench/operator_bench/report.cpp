@@ -176,6 +176,14 @@ void printReport(std::ostream& out, const Report& r) {
       << " at end (1/5/15 min; the machine may be shared)\n";
   out << "cluster     " << r.cluster << ", " << r.nodes << " nodes, Kubernetes "
       << r.kubernetesVersion << "\n";
+  if (r.peer) {
+    printPeerReport(out, *r.peer);
+    out << "\nbenchmark   wall time " << format("%.0f s", r.wallSeconds) << "\n";
+    for (const auto& p : r.problems) {
+      out << "  - " << p << "\n";
+    }
+    return;
+  }
   out << "operator    " << r.operatorCommand << "\n";
   out << "            log: " << r.operatorLog << "\n";
   if (r.scale) {

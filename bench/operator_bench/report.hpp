@@ -9,6 +9,7 @@
 
 #include "machine.hpp"
 #include "metrics.hpp"
+#include "peer.hpp"
 #include "process.hpp"
 #include "scale.hpp"
 #include "workload.hpp"
@@ -53,6 +54,7 @@ struct Report {
   std::optional<CpuUsage> deleteManyCpu; // deletes sent -> every DD gone
   std::size_t watchEvents = 0;           // read by the benchmark's watches
   std::optional<ScaleReport> scale;      // --scenario scale
+  std::optional<PeerReport> peer;        // --scenario peer
 
   std::vector<std::string> problems;
   double wallSeconds = 0;

@@ -48,27 +48,6 @@ asio::awaitable<void> deleteOne(Context& ctx, std::string name, int& pending,
   --pending;
 }
 
-asio::awaitable<void> versionOnce(Context& ctx, int& pending) {
-  try {
-    co_await ctx.client.version();
-  } catch (const std::exception&) {
-    // only a warm-up
-  }
-  --pending;
-}
-
-// Opens `count` pooled connections to the API server (the client keeps that many idle), so
-// that the creates do not each start with a TLS handshake on the benchmark's single thread;
-// that would delay reading the create responses and so understate their latencies.
-asio::awaitable<void> warmConnections(Context& ctx, int count) {
-  int pending = count;
-  for (int i = 0; i < count; ++i) {
-    asio::co_spawn(ctx.client.executor(), versionOnce(ctx, pending), asio::detached);
-  }
-  const std::function<bool()> done = [&] { return pending == 0; };
-  co_await waitUntil(ctx, done, 60s);
-}
-
 // Every expected kind must be one the tracker watches, or "created" could never be seen.
 void checkWatched(const std::vector<ObjectKey>& expected) {
   for (const auto& key : expected) {
@@ -170,7 +149,7 @@ asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report) 
 
 asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Report& report) {
   report.many = static_cast<int>(names.size());
-  co_await warmConnections(ctx, report.many);
+  co_await warmConnections(ctx.client, report.many);
   const MetricsSnapshot before = co_await scrape(ctx.metrics);
   const auto start = Clock::now();
   CpuMeter cpu(ctx.operatorProcess.pid(), 1s);

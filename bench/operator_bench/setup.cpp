@@ -2,6 +2,9 @@
 
 #include <set>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
 #include <csiop/api/json_access.hpp>
 
 #include "workload.hpp"
@@ -19,6 +22,30 @@ asio::awaitable<int> registerDrivers(kube::Client& client, std::vector<std::stri
     co_await client.apply(r::csinodes, std::move(body));
   }
   co_return static_cast<int>(nodes.items.size());
+}
+
+namespace {
+
+asio::awaitable<void> versionOnce(kube::Client& client, int& pending) {
+  try {
+    co_await client.version();
+  } catch (const std::exception&) {
+    // only a warm-up
+  }
+  --pending;
+}
+
+} // namespace
+
+asio::awaitable<void> warmConnections(kube::Client& client, int count) {
+  int pending = count;
+  for (int i = 0; i < count; ++i) {
+    asio::co_spawn(client.executor(), versionOnce(client, pending), asio::detached);
+  }
+  const auto deadline = Clock::now() + 60s;
+  while (pending > 0 && Clock::now() < deadline) {
+    co_await pause(10ms);
+  }
 }
 
 asio::awaitable<bool> waitOperatorReady(Context& ctx, kube::HttpClient& health) {

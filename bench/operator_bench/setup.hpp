@@ -18,6 +18,11 @@ namespace csiop::bench {
 // Returns the number of nodes.
 boost::asio::awaitable<int> registerDrivers(kube::Client& client, std::vector<std::string> drivers);
 
+// Opens `count` pooled connections to the API server (the client must keep that many idle), so
+// that requests sent at once do not each start with a TLS handshake on the benchmark's single
+// thread; that would delay reading their responses and so overstate latencies.
+boost::asio::awaitable<void> warmConnections(kube::Client& client, int count);
+
 // Polls GET /readyz until 200; false on timeout. Throws if the operator exits.
 boost::asio::awaitable<bool> waitOperatorReady(Context& ctx, kube::HttpClient& health);
 

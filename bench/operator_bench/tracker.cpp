@@ -1,19 +1,11 @@
 #include "tracker.hpp"
 
-#include <iostream>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-
 #include <csiop/api/json_access.hpp>
 #include <csiop/render/render.hpp>
-
-#include "async.hpp"
 
 namespace csiop::bench {
 namespace {
 
-namespace asio = boost::asio;
 namespace r = kube::resources;
 
 std::string ownerLabelOf(const Json& object) {
@@ -48,7 +40,7 @@ bool isDriverDeployment(const kube::ResourceRef& ref) {
 
 } // namespace
 
-Tracker::Tracker(kube::Client& client) : client_(client) {}
+Tracker::Tracker(kube::Client& client) : watches_(client) {}
 
 const std::vector<kube::ResourceRef>& Tracker::childKinds() {
   static const std::vector<kube::ResourceRef> kinds = {
@@ -58,20 +50,19 @@ const std::vector<kube::ResourceRef>& Tracker::childKinds() {
   return kinds;
 }
 
-void Tracker::start() {
-  for (const auto& ref : childKinds()) {
-    ++loops_;
-    asio::co_spawn(client_.executor(), loop(ref, api::kOwnerLabel), asio::detached);
-  }
-  ++loops_;
-  asio::co_spawn(client_.executor(), loop(r::driverdeployments, kBenchLabel), asio::detached);
+WatchSet::Handlers Tracker::handlersFor(const kube::ResourceRef& ref) {
+  return {[this, ref](const std::vector<Json>& items, Clock::time_point at) {
+            replaceAll(ref, items, at);
+          },
+          [this, ref](const Json& object, Clock::time_point at) { upsert(ref, object, at); },
+          [this, ref](const Json& object, Clock::time_point at) { erase(ref, object, at); }};
 }
 
-void Tracker::stop() {
-  stopping_ = true;
-  for (auto& [resource, watch] : watches_) {
-    watch->cancel();
+void Tracker::start() {
+  for (const auto& ref : childKinds()) {
+    watches_.start(ref, api::kOwnerLabel, handlersFor(ref));
   }
+  watches_.start(r::driverdeployments, kBenchLabel, handlersFor(r::driverdeployments));
 }
 
 void Tracker::expect(const std::string& name, std::vector<ObjectKey> expected) {
@@ -193,90 +184,6 @@ void Tracker::replaceAll(const kube::ResourceRef& ref, const std::vector<Json>& 
   for (auto it = live_.begin(); it != live_.end();) {
     it = it->first.kind == ref.kind && !keys.contains(it->first) ? live_.erase(it) : std::next(it);
   }
-}
-
-asio::awaitable<void> Tracker::loop(kube::ResourceRef ref, std::string selector) {
-  std::chrono::milliseconds backoff{200};
-  while (!stopping_) {
-    std::string resourceVersion;
-    bool listed = false;
-    try {
-      kube::ListOptions listOptions;
-      listOptions.labelSelector = selector;
-      const kube::ListResult list = co_await client_.listAll(ref, "", listOptions);
-      replaceAll(ref, list.items, Clock::now());
-      resourceVersion = list.resourceVersion;
-      synced_.insert(ref.resource);
-      listed = true;
-    } catch (const std::exception& e) {
-      std::cerr << "bench: list " << ref.resource << ": " << e.what() << "\n";
-    }
-    if (!listed) {
-      co_await pause(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
-      continue;
-    }
-    bool relist = false;
-    while (!stopping_ && !relist) {
-      bool wait = false;
-      try {
-        kube::WatchOptions watchOptions;
-        watchOptions.resourceVersion = resourceVersion;
-        watchOptions.labelSelector = selector;
-        watchOptions.timeoutSeconds = 300;
-        kube::Watch w = co_await client_.watch(ref, "", watchOptions);
-        watches_[ref.resource] = &w;
-        if (stopping_) {
-          w.cancel();
-        }
-        try {
-          while (auto event = co_await w.next()) {
-            const auto at = Clock::now();
-            ++events_;
-            using T = kube::WatchEventType;
-            if (event->type == T::Added || event->type == T::Modified) {
-              upsert(ref, event->object, at);
-            } else if (event->type == T::Deleted) {
-              erase(ref, event->object, at);
-            }
-          }
-        } catch (const kube::TransportError& e) {
-          std::cerr << "bench: watch " << ref.resource << " broke: " << e.what() << "\n";
-        } catch (...) {
-          watches_.erase(ref.resource);
-          throw;
-        }
-        watches_.erase(ref.resource);
-        if (!w.resourceVersion().empty()) {
-          resourceVersion = w.resourceVersion();
-        }
-        switch (w.end()) {
-        case kube::WatchEnd::Expired:
-        case kube::WatchEnd::Error:
-          relist = true;
-          break;
-        case kube::WatchEnd::Broken:
-          wait = true;
-          break;
-        default:
-          break;
-        }
-      } catch (const kube::ApiError& e) {
-        watches_.erase(ref.resource);
-        relist = true;
-        wait = !e.isGone();
-      } catch (const std::exception& e) {
-        watches_.erase(ref.resource);
-        std::cerr << "bench: watch " << ref.resource << ": " << e.what() << "\n";
-        relist = true;
-        wait = true;
-      }
-      if (wait && !stopping_) {
-        co_await pause(std::chrono::milliseconds(200));
-      }
-    }
-  }
-  --loops_;
 }
 
 } // namespace csiop::bench

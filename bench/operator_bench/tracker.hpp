@@ -16,11 +16,10 @@
 
 #include <csiop/kube/client.hpp>
 
+#include "watch_set.hpp"
 #include "workload.hpp"
 
 namespace csiop::bench {
-
-using Clock = std::chrono::steady_clock;
 
 struct Timing {
   std::string uid;                             // of this incarnation (from the create)
@@ -42,9 +41,9 @@ public:
   // Spawns the watch loops on the client's executor.
   void start();
   // Cancels the watches; stopped() once every loop has returned.
-  void stop();
-  bool stopped() const { return loops_ == 0; }
-  bool synced() const { return synced_.size() == childKinds().size() + 1; }
+  void stop() { watches_.stop(); }
+  bool stopped() const { return watches_.stopped(); }
+  bool synced() const { return watches_.synced(); }
 
   // Before the create: what to wait for. Forgets an earlier incarnation's timing.
   void expect(const std::string& name, std::vector<ObjectKey> expected);
@@ -65,7 +64,7 @@ public:
   // Objects carrying the owner label of `name` still present, for messages.
   std::vector<ObjectKey> remaining(const std::string& name) const;
 
-  std::size_t events() const { return events_; }
+  std::size_t events() const { return watches_.events(); }
 
 private:
   struct Live {
@@ -78,23 +77,18 @@ private:
     bool ready = false;
   };
 
-  boost::asio::awaitable<void> loop(kube::ResourceRef ref, std::string selector);
+  WatchSet::Handlers handlersFor(const kube::ResourceRef& ref);
   void replaceAll(const kube::ResourceRef& ref, const std::vector<Json>& items,
                   Clock::time_point at);
   void upsert(const kube::ResourceRef& ref, const Json& object, Clock::time_point at);
   void erase(const kube::ResourceRef& ref, const Json& object, Clock::time_point at);
   void evaluate(const std::string& name, Clock::time_point at);
 
-  kube::Client& client_;
-  bool stopping_ = false;
-  int loops_ = 0;
-  std::set<std::string> synced_;                // resources listed at least once
-  std::map<std::string, kube::Watch*> watches_; // open watch per resource
+  WatchSet watches_;
   std::map<ObjectKey, Live> live_;
   std::map<std::string, DriverDeploymentState> driverDeployments_;
   std::map<std::string, Clock::time_point> deleted_;
   std::map<std::string, Timing> timings_;
-  std::size_t events_ = 0;
 };
 
 } // namespace csiop::bench
