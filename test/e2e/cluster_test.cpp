@@ -539,11 +539,17 @@ TEST(InvalidDriverDeployment, ControllerPodFieldsWithPlacementNodePlugin) {
   valid["spec"]["controller"] = Json::parse(R"({"placement": "NodePlugin"})");
   valid["spec"]["node"] =
       Json::parse(R"({"serviceAccount": {"annotations": {"example.com/role": "csi"}}})");
-  auto invalid = valid;
-  invalid["spec"]["controller"]["serviceAccount"] = valid["spec"]["node"]["serviceAccount"];
-  expectRejected(valid, invalid,
-                 {"spec.controller.placement: Forbidden",
-                  "with placement NodePlugin there is no controller workload"});
+  // One field that names the pod's identity, one that needs pods of the controller's own.
+  for (const auto& [field, value] :
+       {std::pair{"serviceAccount", valid["spec"]["node"]["serviceAccount"]},
+        std::pair{"podDisruptionBudget", Json{{"maxUnavailable", 1}}}}) {
+    SCOPED_TRACE(field);
+    auto invalid = valid;
+    invalid["spec"]["controller"][field] = value;
+    expectRejected(valid, invalid,
+                   {"spec.controller.placement: Forbidden",
+                    "with placement NodePlugin there is no controller workload"});
+  }
 }
 
 TEST(InvalidDriverDeployment, DriverNameIsImmutable) {
