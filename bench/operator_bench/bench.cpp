@@ -33,20 +33,6 @@ std::filesystem::path makeWorkDir(const Options& o) {
   return pattern;
 }
 
-std::string joined(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    out += (out.empty() ? "" : " ") + a;
-  }
-  return out;
-}
-
-kube::Config localHttp(int port) {
-  kube::Config c;
-  c.server = "http://127.0.0.1:" + std::to_string(port);
-  return c;
-}
-
 struct Names {
   std::string single = "bench-single";
   std::vector<std::string> many;

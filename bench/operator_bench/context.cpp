@@ -44,6 +44,20 @@ asio::awaitable<bool> waitUntil(ChildProcess& process, const std::string& log,
   }
 }
 
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    out += (out.empty() ? "" : " ") + w;
+  }
+  return out;
+}
+
+kube::Config localHttp(int port) {
+  kube::Config c;
+  c.server = "http://127.0.0.1:" + std::to_string(port);
+  return c;
+}
+
 double millisSince(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -45,5 +46,11 @@ boost::asio::awaitable<bool> waitUntil(ChildProcess& process, const std::string&
                                        std::chrono::milliseconds interval);
 
 double millisSince(Clock::time_point from, Clock::time_point to);
+
+// The words joined by single spaces (a command line, for the report).
+std::string joined(const std::vector<std::string>& words);
+
+// A client configuration for http://127.0.0.1:<port> (an operator's metrics or health port).
+kube::Config localHttp(int port);
 
 } // namespace csiop::bench

@@ -35,14 +35,6 @@ kube::ResourceRef refFor(const std::string& kind) {
   throw std::runtime_error("the peer scenario does not set up a " + kind);
 }
 
-std::string joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) {
-    out += (out.empty() ? "" : " ") + w;
-  }
-  return out;
-}
-
 double seconds(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -65,12 +57,6 @@ bool logHasLine(const std::string& log, const std::vector<std::string>& texts) {
     }
   }
   return false;
-}
-
-kube::Config localHttp(int port) {
-  kube::Config c;
-  c.server = "http://127.0.0.1:" + std::to_string(port);
-  return c;
 }
 
 // One subject's run: the operator process, its metrics and the workloads' tracker.

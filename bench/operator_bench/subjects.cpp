@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/api/load.hpp>
 #include <csiop/api/yaml.hpp>
 #include <csiop/render/render.hpp>
 
@@ -58,15 +57,7 @@ Json peerShapedDriverDeployment(const std::string& name) {
   dd["metadata"]["labels"][kBenchLabel] = "true";
   dd["spec"]["driverName"] = driverNameFor(name);
   dd["spec"]["namespace"] = name;
-  const api::Loaded loaded = api::loadDriverDeployment(dd);
-  if (!loaded.ok()) {
-    std::string message = "invalid benchmark DriverDeployment " + name + ":";
-    for (const auto& e : loaded.errors) {
-      message += "\n  " + e;
-    }
-    throw std::runtime_error(message);
-  }
-  return dd;
+  return validated(std::move(dd));
 }
 
 ExpectedWorkload renderedWorkload(const std::string& name) {

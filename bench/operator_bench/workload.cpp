@@ -70,10 +70,14 @@ Json driverDeployment(const std::string& name) {
   auto& args = dd["spec"]["driver"]["args"];
   args.insert(args.begin(), "--drivername=" + driverName);
   dd["spec"]["storageClasses"][0]["name"] = name + "-sc";
+  return validated(std::move(dd));
+}
 
+Json validated(Json dd) {
   const api::Loaded loaded = api::loadDriverDeployment(dd);
   if (!loaded.ok()) {
-    std::string message = "invalid benchmark DriverDeployment " + name + ":";
+    std::string message =
+        "invalid benchmark DriverDeployment " + api::metadataField(dd, "name") + ":";
     for (const auto& e : loaded.errors) {
       message += "\n  " + e;
     }

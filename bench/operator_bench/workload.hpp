@@ -36,6 +36,10 @@ std::string driverNameFor(const std::string& name);
 // (throws std::runtime_error listing the problems).
 Json driverDeployment(const std::string& name);
 
+// `dd` itself, once the operator's own rules accept it (throws std::runtime_error listing the
+// problems otherwise).
+Json validated(Json dd);
+
 // Every object `csi-operator render` produces for it (Namespace, CSIDriver, ServiceAccounts,
 // RBAC, DaemonSet, StatefulSet, StorageClass).
 std::vector<ObjectKey> expectedObjects(const Json& driverDeployment);
