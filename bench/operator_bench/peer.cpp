@@ -190,7 +190,7 @@ asio::awaitable<void> SubjectRun::singleRounds(const std::string& name) {
   const double operatorFrom = readCpuSeconds(pid());
   for (int i = 0; i < o_.singleIterations; ++i) {
     Json cr = s_.cr(name);
-    const std::string ns = api::metadataField(cr, "namespace");
+    const std::string ns = s_.crNamespace();
     ExpectedWorkload expected = s_.expected(name);
     const std::string podNamespace = expected.daemonSet.namespace_;
     const double cpuBefore = readCpuSeconds(pid());
@@ -337,17 +337,13 @@ asio::awaitable<void> SubjectRun::createMany(const std::vector<std::string>& nam
 }
 
 asio::awaitable<void> SubjectRun::deleteMany(const std::vector<std::string>& names) {
-  std::vector<std::string> namespaces;
-  for (const auto& name : names) {
-    namespaces.push_back(api::metadataField(s_.cr(name), "namespace"));
-  }
   co_await warmConnections(client_, static_cast<int>(names.size()));
   const MachineCpu machine = readMachineCpu();
   const double cpuBefore = readCpuSeconds(pid());
   const auto start = Clock::now();
   int pending = static_cast<int>(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    asio::co_spawn(client_.executor(), deleteOne(namespaces[i], names[i], pending), asio::detached);
+  for (const auto& name : names) {
+    asio::co_spawn(client_.executor(), deleteOne(s_.crNamespace(), name, pending), asio::detached);
   }
   const std::function<bool()> allGone = [&] {
     return pending == 0 && std::all_of(names.begin(), names.end(), [&](const std::string& n) {
@@ -376,8 +372,7 @@ asio::awaitable<void> SubjectRun::cleanUp(const std::vector<std::string>& names)
     const ExpectedWorkload e = s_.expected(name);
     namespaces.insert(e.daemonSet.namespace_);
     if (tracker_.find(name) != nullptr && tracker_.find(name)->uid.size() > 0) {
-      const std::string ns = api::metadataField(s_.cr(name), "namespace");
-      co_await client_.removeIfExists(s_.resource, ns, name);
+      co_await client_.removeIfExists(s_.resource, s_.crNamespace(), name);
     }
     co_await client_.removeIfExists(r::csidrivers, "", e.driverName);
   }

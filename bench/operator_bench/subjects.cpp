@@ -91,11 +91,15 @@ std::string Subject::crName(const std::string& base) const {
   return kind == Kind::CsiOperator ? base : base + ".rbd.csi.ceph.com";
 }
 
+std::string Subject::crNamespace() const {
+  return kind == Kind::CsiOperator ? "" : kCephNamespace;
+}
+
 Json Subject::cr(const std::string& name) const {
   if (kind == Kind::CsiOperator) {
     return peerShapedDriverDeployment(name);
   }
-  Json driver = namedObject("csi.ceph.io/v1", "Driver", kCephNamespace, name);
+  Json driver = namedObject("csi.ceph.io/v1", "Driver", crNamespace(), name);
   driver["spec"] = {{"controllerPlugin", {{"replicas", 2}}}};
   return driver;
 }

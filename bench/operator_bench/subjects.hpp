@@ -38,6 +38,7 @@ struct Subject {
   bool deletesCsiDriver = true; // false: the harness removes it after each measured delete
 
   std::string crName(const std::string& base) const; // "bench-3" -> the CR's name
+  std::string crNamespace() const;                   // "" when cluster-scoped
   Json cr(const std::string& crName) const;
   ExpectedWorkload expected(const std::string& crName) const;
 };

@@ -63,18 +63,11 @@ void WorkloadTracker::start() {
                     std::erase_if(csiDrivers_,
                                   [&](const auto& entry) { return !names.contains(entry.first); });
                     for (const auto& name : names) {
-                      csiDrivers_.try_emplace(name, at);
-                      if (const auto cr = byCsiDriver_.find(name); cr != byCsiDriver_.end()) {
-                        evaluate(cr->second, at);
-                      }
+                      csiDriverSeen(name, at);
                     }
                   },
                   [this](const Json& object, Clock::time_point at) {
-                    const std::string name = api::metadataField(object, "name");
-                    csiDrivers_.try_emplace(name, at);
-                    if (const auto cr = byCsiDriver_.find(name); cr != byCsiDriver_.end()) {
-                      evaluate(cr->second, at);
-                    }
+                    csiDriverSeen(api::metadataField(object, "name"), at);
                   },
                   [this](const Json& object, Clock::time_point) {
                     csiDrivers_.erase(api::metadataField(object, "name"));
@@ -176,6 +169,13 @@ void WorkloadTracker::workloadErase(const std::string& kind, const Json& object,
   const std::string ownerUid = it->second.ownerUid;
   workloads_.erase(it);
   evaluateOwner(ownerUid, at);
+}
+
+void WorkloadTracker::csiDriverSeen(const std::string& name, Clock::time_point at) {
+  csiDrivers_.try_emplace(name, at);
+  if (const auto cr = byCsiDriver_.find(name); cr != byCsiDriver_.end()) {
+    evaluate(cr->second, at);
+  }
 }
 
 void WorkloadTracker::evaluateOwner(const std::string& ownerUid, Clock::time_point at) {

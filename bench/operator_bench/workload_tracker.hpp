@@ -58,6 +58,7 @@ private:
 
   void evaluate(const std::string& cr, Clock::time_point at);
   void evaluateOwner(const std::string& ownerUid, Clock::time_point at);
+  void csiDriverSeen(const std::string& name, Clock::time_point at);
   bool owned(const ObjectKey& key, const std::string& uid) const;
   void workloadUpsert(const std::string& kind, const Json& object, Clock::time_point at);
   void workloadErase(const std::string& kind, const Json& object, Clock::time_point at);
