@@ -15,6 +15,47 @@ namespace r = kube::resources;
 
 namespace {
 
+std::vector<std::string> registeredDrivers(const Json& csiNode) {
+  std::vector<std::string> out;
+  for (const Json& d : api::member(api::member(csiNode, "spec"), "drivers")) {
+    out.push_back(api::stringField(d, "name"));
+  }
+  return out;
+}
+
+std::vector<std::string> ownerLabelValue(const Json& object) {
+  const Json& value =
+      api::member(api::member(api::member(object, "metadata"), "labels"), api::kOwnerLabel);
+  return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
+                           : std::vector<std::string>{};
+}
+
+std::vector<std::string> driverNameOf(const Json& driverDeployment) {
+  const Json& value = api::member(api::member(driverDeployment, "spec"), "driverName");
+  return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
+                           : std::vector<std::string>{};
+}
+
+// apiVersion, kind, metadata.name and metadata.resourceVersion: what every cache keeps.
+kube::FieldMask typeAndName() {
+  return kube::FieldMask()
+      .keep({"apiVersion"})
+      .keep({"kind"})
+      .keep({"metadata", "name"})
+      .keep({"metadata", "resourceVersion"});
+}
+
+// What both pod caches keep of a pod's metadata.
+kube::FieldMask podIdentity() {
+  return typeAndName()
+      .keep({"metadata", "namespace"})
+      .keep({"metadata", "uid"})
+      .keep({"metadata", "deletionTimestamp"})
+      .keep({"metadata", "ownerReferences"});
+}
+
+} // namespace
+
 // What the node plugin rollout reads of a Node; status (images, conditions, ...) is most of it.
 bool cutDownNode(Json& node) {
   const Json meta = node.value("metadata", Json::object());
@@ -52,28 +93,36 @@ bool cutDownCSINode(Json& csiNode) {
   return true;
 }
 
-std::vector<std::string> registeredDrivers(const Json& csiNode) {
-  std::vector<std::string> out;
-  for (const Json& d : api::member(api::member(csiNode, "spec"), "drivers")) {
-    out.push_back(api::stringField(d, "name"));
+kube::FieldMask workloadPodFields() {
+  kube::FieldMask m = podIdentity();
+  m.keep({"metadata", "labels", api::kOwnerLabel})
+      .keep({"metadata", "labels", "controller-revision-hash"})
+      .keep({"spec", "nodeName"})
+      .keep({"status", "phase"})
+      .keep({"status", "conditions"});
+  for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
+    m.keep({"status", key, "name"}).keep({"status", key, "state", "waiting"});
   }
-  return out;
+  return m;
 }
 
-std::vector<std::string> ownerLabelValue(const Json& object) {
-  const Json& value =
-      api::member(api::member(api::member(object, "metadata"), "labels"), api::kOwnerLabel);
-  return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
-                           : std::vector<std::string>{};
+kube::FieldMask volumeUserFields() {
+  kube::FieldMask m = podIdentity();
+  for (const char* key : {"name", "persistentVolumeClaim", "csi", "ephemeral"}) {
+    m.keep({"spec", "volumes", key});
+  }
+  return m.keep({"spec", "nodeName"}).keep({"status", "phase"});
 }
 
-std::vector<std::string> driverNameOf(const Json& driverDeployment) {
-  const Json& value = api::member(api::member(driverDeployment, "spec"), "driverName");
-  return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
-                           : std::vector<std::string>{};
+kube::FieldMask nodeFields() {
+  return typeAndName()
+      .keep({"metadata", "annotations", kAllowNodePluginUpdateAnnotation})
+      .keep({"spec", "unschedulable"});
 }
 
-} // namespace
+kube::FieldMask csiNodeFields() {
+  return typeAndName().keep({"spec", "drivers", "name"});
+}
 
 Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
                const std::vector<api::ObjectKind>& objectKinds)
@@ -83,17 +132,25 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
       volumeAttachments(client, r::volumeattachments), volumeUsers(client, r::pods),
       nodes(client, r::nodes),
       controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel) {
+  // Each many-object cache builds only what its transform reads as it parses (field_mask.hpp).
+  pods.setFields(workloadPodFields());
   pods.setTransform(keepWorkloadPod);
+  volumeUsers.setFields(volumeUserFields());
   volumeUsers.setTransform(keepVolumeUser);
+  nodes.setFields(nodeFields());
   nodes.setTransform(cutDownNode);
+  csiNodes.setFields(csiNodeFields());
   csiNodes.setTransform(cutDownCSINode);
   csiNodes.addIndex(kByDriver, registeredDrivers);
   driverDeployments.addIndex(kByDriver, driverNameOf);
   csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
   pods.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.addIndex(kByOwner, ownerLabelValue);
+  // Not data: the whole pod template, never read.
+  controllerRevisions.setFields(
+      kube::FieldMask().keep({"apiVersion"}).keep({"kind"}).keep({"metadata"}).keep({"revision"}));
   controllerRevisions.setTransform([](Json& revision) {
-    revision.erase("data"); // the whole pod template, never read
+    revision.erase("data");
     return true;
   });
   // Only objects carrying the owner label: the operator's, never the cluster's.

@@ -133,8 +133,8 @@ void Client::observe(std::string_view verb, std::string_view resource, int code,
   }
 }
 
-awaitable<Json> Client::call(std::string_view verb, std::string_view resource,
-                             HttpRequest request) {
+awaitable<Json> Client::call(std::string_view verb, std::string_view resource, HttpRequest request,
+                             const FieldMask* fields) {
   const std::string what = std::string(toString(request.method)) + " " + request.target;
   const auto start = std::chrono::steady_clock::now();
   HttpResponse response;
@@ -148,7 +148,16 @@ awaitable<Json> Client::call(std::string_view verb, std::string_view resource,
   if (response.status < 200 || response.status > 299)
     throw ApiError(response.status, statusFromResponse(response.status, response.body), what,
                    parseRetryAfter(response.retryAfter));
-  Json json = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  Json json;
+  if (fields == nullptr) {
+    json = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  } else {
+    try {
+      json = parseMasked(response.body, *fields);
+    } catch (const Json::parse_error&) {
+      json = Json(Json::value_t::discarded);
+    }
+  }
   if (json.is_discarded())
     throw TransportError(
         TransportError::Kind::Protocol,
@@ -189,7 +198,11 @@ awaitable<ListResult> Client::list(ResourceRef ref, std::string ns, ListOptions 
     query.add("limit", std::to_string(options.limit));
   HttpRequest request;
   request.target = resourcePath(ref, ns) + query.str();
-  Json json = co_await call("list", ref.resource, std::move(request));
+  std::optional<FieldMask> fields;
+  if (options.fields != nullptr)
+    fields = FieldMask::within("items", *options.fields, {"apiVersion", "kind", "metadata"});
+  const FieldMask* itemFields = fields ? &*fields : nullptr;
+  Json json = co_await call("list", ref.resource, std::move(request), itemFields);
 
   ListResult result;
   const auto metadata = json.find("metadata");
@@ -380,7 +393,7 @@ awaitable<Watch> Client::watch(ResourceRef ref, std::string ns, WatchOptions opt
   observe("watch", ref.resource, code, start);
   if (code == 200)
     co_return Watch(std::move(*stream), std::string(options.resourceVersion), options.idleTimeout,
-                    what);
+                    what, options.fields);
   const std::string body = co_await stream->readAll();
   Status status = statusFromResponse(code, body);
   if (code == 410) { // refused outright: report it the way an ERROR event would

@@ -80,10 +80,25 @@ ApiError WatchEvent::error() const {
   return ApiError(code, std::move(status), "watch ERROR event");
 }
 
-WatchEvent parseWatchEvent(std::string_view line) {
+namespace {
+
+// eventFields: FieldMask::within("object", <the object's mask>, {"type"}), or nullptr.
+WatchEvent parseEvent(std::string_view line, const FieldMask* eventFields) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
     line.remove_suffix(1);
-  Json json = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  Json json;
+  if (eventFields == nullptr) {
+    json = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  } else {
+    try {
+      json = parseMasked(line, *eventFields);
+    } catch (const Json::parse_error&) {
+      json = Json(Json::value_t::discarded);
+    }
+    const auto type = json.find("type");
+    if (json.is_object() && type != json.end() && *type == "ERROR")
+      return parseEvent(line, nullptr); // a Status, not the watched kind: all of it
+  }
   if (json.is_discarded() || !json.is_object())
     throw TransportError(TransportError::Kind::Protocol,
                          "watch: not a JSON event: " + excerpt(line));
@@ -102,7 +117,24 @@ WatchEvent parseWatchEvent(std::string_view line) {
   return WatchEvent{*parsed, std::move(*object)};
 }
 
-WatchDecoder::WatchDecoder(std::size_t maxLineBytes) : maxLineBytes_(maxLineBytes) {}
+} // namespace
+
+WatchEvent parseWatchEvent(std::string_view line, const FieldMask* objectFields) {
+  if (objectFields == nullptr)
+    return parseEvent(line, nullptr);
+  const FieldMask eventFields = FieldMask::within("object", *objectFields, {"type"});
+  return parseEvent(line, &eventFields);
+}
+
+WatchDecoder::WatchDecoder(std::size_t maxLineBytes, const FieldMask* objectFields)
+    : maxLineBytes_(maxLineBytes) {
+  if (objectFields != nullptr)
+    objectFields_ = FieldMask::within("object", *objectFields, {"type"});
+}
+
+WatchEvent WatchDecoder::parse(std::string_view line) const {
+  return parseEvent(line, objectFields_ ? &*objectFields_ : nullptr);
+}
 
 std::vector<WatchEvent> WatchDecoder::feed(std::string_view bytes) {
   std::vector<WatchEvent> events;
@@ -114,13 +146,13 @@ std::vector<WatchEvent> WatchDecoder::feed(std::string_view bytes) {
     bytes.remove_prefix(newline + 1);
     if (partial_.empty()) {
       if (!blank(piece))
-        events.push_back(parseWatchEvent(piece));
+        events.push_back(parse(piece));
     } else {
       partial_.append(piece);
       std::string line = std::move(partial_);
       partial_.clear();
       if (!blank(line))
-        events.push_back(parseWatchEvent(line));
+        events.push_back(parse(line));
     }
   }
   if (partial_.size() + bytes.size() > maxLineBytes_)
@@ -212,8 +244,10 @@ struct Watch::Impl {
 };
 
 Watch::Watch(HttpStream stream, std::string resourceVersion, std::chrono::milliseconds idleTimeout,
-             std::string description)
+             std::string description, const FieldMask* fields)
     : impl_(std::make_unique<Impl>()) {
+  if (fields != nullptr)
+    impl_->decoder = WatchDecoder(WatchDecoder().maxLineBytes(), fields);
   impl_->stream.emplace(std::move(stream));
   impl_->resourceVersion = std::move(resourceVersion);
   impl_->idleTimeout = idleTimeout;

@@ -79,7 +79,8 @@ asio::awaitable<void> Reflector::run() {
       // never holds more than one small page of them whole.
       const kube::Client::ItemFilter keep = [this](Json& item) { return store_.prepare(item); };
       auto result = co_await client_.listAll(
-          store_.resource(), "", {.labelSelector = labelSelector_, .limit = kListPage}, keep);
+          store_.resource(), "",
+          {.labelSelector = labelSelector_, .limit = kListPage, .fields = store_.fields()}, keep);
       if (stopped_) {
         break;
       }
@@ -126,7 +127,8 @@ asio::awaitable<void> Reflector::run() {
                                         {.resourceVersion = resourceVersion,
                                          .labelSelector = labelSelector_,
                                          .allowWatchBookmarks = true,
-                                         .timeoutSeconds = watchTimeoutSeconds()});
+                                         .timeoutSeconds = watchTimeoutSeconds(),
+                                         .fields = store_.fields()});
         ++watches_;
         if (stopped_) {
           co_return; // stop() came while the watch was opening: nothing would cancel it
@@ -134,7 +136,7 @@ asio::awaitable<void> Reflector::run() {
         watch_ = &w;
         try {
           while (auto event = co_await w.next()) {
-            store_.apply(*event);
+            store_.apply(std::move(*event));
           }
         } catch (const kube::TransportError& e) {
           spdlog::info("watch {} broke: {}", store_.resource().resource, e.what());

@@ -207,6 +207,26 @@ TEST_F(ClientTest, ListAllFiltersItemsPageByPage) {
   EXPECT_EQ(all.resourceVersion, "7");
 }
 
+// With a field mask each item is built with only those fields; the list's own metadata (its
+// resourceVersion, the continue token) is read whole.
+TEST_F(ClientTest, ListAllBuildsOnlyTheMaskedFieldsOfEachItem) {
+  serve([](const Request& r) {
+    Json p = page({"a", "b"}, "7", r.target.find("continue=p2") == std::string::npos ? "p2" : "");
+    for (auto& item : p["items"]) {
+      item["data"] = {{"k", "v"}};
+      item["metadata"]["labels"] = {{"x", "y"}};
+    }
+    return json(p);
+  });
+  const FieldMask names = FieldMask().keep({"metadata", "name"});
+  const auto all = run(client_->listAll(configmaps, "ns", {.limit = 2, .fields = &names}));
+  ASSERT_EQ(all.items.size(), 4u);
+  EXPECT_EQ(all.items[0],
+            (Json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "a"}}}}));
+  EXPECT_EQ(all.resourceVersion, "7");
+  EXPECT_EQ(server_->requests().size(), 2u);
+}
+
 TEST_F(ClientTest, ListAllStartsOverUnpaginatedWhenTheContinueTokenExpired) {
   serve([](const Request& r) {
     if (r.target.find("continue=") != std::string::npos)

@@ -28,6 +28,18 @@ using runtime::Informer;
 inline constexpr const char* kByOwner = "owner";
 inline constexpr const char* kByDriver = "driver";
 
+// What the many-object caches build of each object as it is parsed (kube/field_mask.hpp): what
+// their transforms read (keepWorkloadPod, keepVolumeUser, a Node's name, annotation and
+// unschedulable, a CSINode's drivers) and nothing else.
+kube::FieldMask workloadPodFields();
+// The transforms of the Node and CSINode caches (keepWorkloadPod and keepVolumeUser are in
+// pod_problems.hpp and volume_usage.hpp).
+bool cutDownNode(Json& node);
+bool cutDownCSINode(Json& csiNode);
+kube::FieldMask volumeUserFields();
+kube::FieldMask nodeFields();
+kube::FieldMask csiNodeFields();
+
 struct Caches {
   // csiDriverResource: storage.k8s.io/v1 csidrivers, or the legacy CRD's. `objectKinds`: the
   // kinds spec.objects may hold beyond api::builtinObjectKinds() (the --object-kind flags);

@@ -68,6 +68,7 @@ struct ListOptions {
   std::string_view resourceVersionMatch = {}; // "", "NotOlderThan", "Exact"
   std::int64_t limit = 0;                     // page size; 0: everything (list), 500 (listAll)
   std::string_view continueToken = {};        // from the previous page
+  const FieldMask* fields = nullptr;          // what to build of each item (nullptr: all)
 };
 
 struct ListResult {
@@ -205,8 +206,9 @@ public:
   boost::asio::any_io_executor executor() const;
 
 private:
+  // The response's JSON; `fields`: only what that mask names (field_mask.hpp).
   boost::asio::awaitable<Json> call(std::string_view verb, std::string_view resource,
-                                    HttpRequest request);
+                                    HttpRequest request, const FieldMask* fields = nullptr);
   std::string_view manager(std::string_view requested) const;
   void observe(std::string_view verb, std::string_view resource, int code,
                std::chrono::steady_clock::time_point start) const;

@@ -25,6 +25,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <csiop/kube/errors.hpp>
+#include <csiop/kube/field_mask.hpp>
 #include <csiop/kube/http.hpp>
 
 namespace csiop::kube {
@@ -43,20 +44,27 @@ struct WatchEvent {
 };
 
 // One line (without the newline). Throws TransportError(Protocol) if it is not a watch event.
-WatchEvent parseWatchEvent(std::string_view line);
+// `objectFields`: what to build of the event's object (field_mask.hpp; nullptr: all of it); an
+// ERROR event's Status is built whole.
+WatchEvent parseWatchEvent(std::string_view line, const FieldMask* objectFields = nullptr);
 
 // Splits the body of a watch response into events, whatever the chunking: a line split over
 // several reads is kept until its newline arrives. Blank lines are skipped.
 class WatchDecoder {
 public:
-  explicit WatchDecoder(std::size_t maxLineBytes = std::size_t{64} << 20);
+  explicit WatchDecoder(std::size_t maxLineBytes = std::size_t{64} << 20,
+                        const FieldMask* objectFields = nullptr); // copied
   // The events completed by these bytes. Throws TransportError(Protocol) for a malformed line
   // or a line longer than maxLineBytes.
   std::vector<WatchEvent> feed(std::string_view bytes);
   bool hasPartialLine() const { return !partial_.empty(); }
+  std::size_t maxLineBytes() const { return maxLineBytes_; }
 
 private:
+  WatchEvent parse(std::string_view line) const;
+
   std::size_t maxLineBytes_;
+  std::optional<FieldMask> objectFields_;
   std::string partial_;
 };
 
@@ -71,8 +79,9 @@ struct WatchOptions {
   bool sendInitialEvents = false;         // streaming list: current objects as ADDED, then a
                                           // BOOKMARK annotated k8s.io/initial-events-end
   std::chrono::milliseconds idleTimeout =
-      std::chrono::minutes(5); // nothing received for
-                               // this long: TransportError(Timeout); 0: no limit
+      std::chrono::minutes(5);       // nothing received for
+                                     // this long: TransportError(Timeout); 0: no limit
+  const FieldMask* fields = nullptr; // what to build of each object (nullptr: all); copied
 };
 
 enum class WatchEnd {
@@ -90,7 +99,7 @@ class Watch {
 public:
   // Used by Client::watch: starts at resourceVersion, fails after idleTimeout of silence.
   Watch(HttpStream stream, std::string resourceVersion, std::chrono::milliseconds idleTimeout,
-        std::string description);
+        std::string description, const FieldMask* fields = nullptr);
   // A watch that ends at once with this ERROR event (the server refused the watch with 410).
   Watch(WatchEvent error, std::string resourceVersion, std::string description);
   Watch(Watch&&) noexcept;

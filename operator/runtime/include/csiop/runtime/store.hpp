@@ -9,10 +9,12 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <csiop/kube/field_mask.hpp>
 #include <csiop/kube/json.hpp>
 #include <csiop/kube/resource.hpp>
 #include <csiop/kube/watch.hpp>
@@ -41,6 +43,10 @@ public:
   // Set before the store is filled.
   void onChange(Handler handler) { handlers_.push_back(std::move(handler)); }
   void setTransform(Transform transform) { transform_ = std::move(transform); }
+  // What the transform reads (and the store's indexes): the reflector builds only these fields
+  // of each listed or watched object (field_mask.hpp). None set: whole objects.
+  void setFields(kube::FieldMask fields) { fields_ = std::move(fields); }
+  const kube::FieldMask* fields() const { return fields_ ? &*fields_ : nullptr; }
   void addIndex(std::string name, IndexValues values);
 
   // What the store keeps of an object as listed or watched: apiVersion and kind set (list items
@@ -50,7 +56,7 @@ public:
   // (additions, deletions, changes), so nothing is lost across a relist.
   void replace(std::vector<Json> prepared);
   // A watch event (its object as the server sent it; bookmarks and errors change nothing).
-  void apply(const kube::WatchEvent& event);
+  void apply(kube::WatchEvent event);
 
   // The stored object, or nullptr. ns "" for cluster-scoped resources.
   const Json* get(const std::string& ns, const std::string& name) const;
@@ -70,6 +76,7 @@ private:
   kube::ResourceRef ref_;
   std::vector<Handler> handlers_;
   Transform transform_;
+  std::optional<kube::FieldMask> fields_;
   std::map<std::string, Json> objects_; // by "namespace/name" or "name"
   struct Index {
     IndexValues values;

@@ -1,0 +1,131 @@
+// The field masks of the many-object caches (caches.hpp) keep everything their transforms read:
+// an object built from its text through the mask and cut down is the object parsed whole and cut
+// down. Each case is an object as the API server sends it, with the fields the transform reads
+// and many it does not.
+#include <gtest/gtest.h>
+
+#include <csiop/api/annotations.hpp>
+#include <csiop/controller/caches.hpp>
+#include <csiop/controller/node_rollout.hpp>
+#include <csiop/controller/pod_problems.hpp>
+#include <csiop/controller/volume_usage.hpp>
+#include <csiop/kube/field_mask.hpp>
+
+namespace csiop::controller {
+namespace {
+
+using Transform = bool (*)(Json&);
+
+// The transform of the whole object, and of the object as the mask builds it from its text.
+void expectSameCut(const Json& whole, const kube::FieldMask& fields, Transform transform) {
+  Json expected = whole;
+  const bool keptWhole = transform(expected);
+  Json masked = kube::parseMasked(whole.dump(), fields);
+  const bool keptMasked = transform(masked);
+  EXPECT_EQ(keptMasked, keptWhole) << whole.dump();
+  if (keptWhole) {
+    EXPECT_EQ(masked, expected) << whole.dump();
+  }
+}
+
+Json workloadPod() {
+  return Json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {
+      "name": "hostpath-node-x1", "generateName": "hostpath-node-", "namespace": "csi",
+      "uid": "pod-uid", "resourceVersion": "812", "creationTimestamp": "2026-01-01T00:00:00Z",
+      "deletionTimestamp": "2026-01-01T00:10:00Z", "deletionGracePeriodSeconds": 30,
+      "labels": {"app.kubernetes.io/name": "hostpath", "csiop.dev/driverdeployment": "hostpath",
+                 "controller-revision-hash": "7c9d", "pod-template-generation": "1"},
+      "annotations": {"kubectl.kubernetes.io/default-container": "driver"},
+      "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "hostpath-node",
+                           "uid": "ds-uid", "controller": true, "blockOwnerDeletion": true}],
+      "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
+                         "fieldsV1": {"f:metadata": {"f:labels": {}}}},
+                        {"manager": "kubelet", "operation": "Update", "subresource": "status",
+                         "fieldsV1": {"f:status": {"f:conditions": {}}}}]},
+    "spec": {
+      "nodeName": "node-1", "serviceAccountName": "hostpath-node",
+      "containers": [{"name": "driver", "image": "registry.k8s.io/x:1", "args": ["--v=5"],
+                      "volumeMounts": [{"name": "plugin-dir", "mountPath": "/csi"}]}],
+      "volumes": [{"name": "plugin-dir", "hostPath": {"path": "/var/lib/kubelet/plugins/x"}}],
+      "tolerations": [{"operator": "Exists"}]},
+    "status": {
+      "phase": "Pending", "hostIP": "10.0.0.1", "startTime": "2026-01-01T00:00:01Z",
+      "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+         "message": "0/3 nodes are available", "lastTransitionTime": "t"},
+        {"type": "Initialized", "status": "True", "lastTransitionTime": "t"},
+        {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": "t"}],
+      "initContainerStatuses": [{"name": "init", "ready": true, "restartCount": 0,
+                                 "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+      "containerStatuses": [
+        {"name": "driver", "ready": false, "restartCount": 4, "image": "registry.k8s.io/x:1",
+         "imageID": "", "lastState": {"terminated": {"exitCode": 1}},
+         "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s"}}},
+        {"name": "registrar", "ready": true, "restartCount": 0,
+         "state": {"running": {"startedAt": "t"}}}]}
+  })");
+}
+
+TEST(CacheFields, AWorkloadPodIsCutTheSameFromItsMaskedFields) {
+  const Json pod = workloadPod();
+  expectSameCut(pod, workloadPodFields(), keepWorkloadPod);
+  Json healthy = pod;
+  healthy["status"] = Json::parse(R"({"phase": "Running", "conditions": [
+      {"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
+      "containerStatuses": [{"name": "driver", "state": {"running": {}}}]})");
+  healthy["metadata"].erase("deletionTimestamp");
+  expectSameCut(healthy, workloadPodFields(), keepWorkloadPod);
+  expectSameCut(Json::parse(R"({"metadata": {"name": "bare"}})"), workloadPodFields(),
+                keepWorkloadPod);
+}
+
+TEST(CacheFields, AVolumeUserIsCutTheSameFromItsMaskedFields) {
+  Json pod = workloadPod();
+  pod["spec"]["volumes"] = Json::parse(R"([
+      {"name": "data", "persistentVolumeClaim": {"claimName": "data-0", "readOnly": true}},
+      {"name": "inline", "csi": {"driver": "hostpath.csi.k8s.io", "volumeAttributes": {"a": "b"}}},
+      {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"storageClassName": "x"}}}},
+      {"name": "tmp", "emptyDir": {}},
+      {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}])");
+  expectSameCut(pod, volumeUserFields(), keepVolumeUser);
+  // Not kept at all: no claim, CSI or ephemeral volume (a node plugin's pod).
+  expectSameCut(workloadPod(), volumeUserFields(), keepVolumeUser);
+  pod["spec"]["volumes"] = "not a list";
+  expectSameCut(pod, volumeUserFields(), keepVolumeUser);
+}
+
+TEST(CacheFields, ANodeIsCutTheSameFromItsMaskedFields) {
+  Json node = Json::parse(R"({
+    "apiVersion": "v1", "kind": "Node",
+    "metadata": {"name": "node-1", "uid": "n1", "resourceVersion": "55",
+                 "labels": {"kubernetes.io/hostname": "node-1"},
+                 "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
+    "spec": {"unschedulable": true, "podCIDR": "10.1.0.0/24",
+             "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]},
+    "status": {"capacity": {"cpu": "4"}, "images": [{"names": ["a"], "sizeBytes": 1}],
+               "conditions": [{"type": "Ready", "status": "True"}]}
+  })");
+  node["metadata"]["annotations"][kAllowNodePluginUpdateAnnotation] = "true";
+  expectSameCut(node, nodeFields(), cutDownNode);
+  node["spec"].erase("unschedulable");
+  node["metadata"]["annotations"].erase(kAllowNodePluginUpdateAnnotation);
+  expectSameCut(node, nodeFields(), cutDownNode);
+}
+
+TEST(CacheFields, ACSINodeIsCutTheSameFromItsMaskedFields) {
+  const Json csiNode = Json::parse(R"({
+    "apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+    "metadata": {"name": "node-1", "uid": "c1", "resourceVersion": "9",
+                 "ownerReferences": [{"kind": "Node", "name": "node-1", "uid": "n1"}]},
+    "spec": {"drivers": [
+      {"name": "hostpath.csi.k8s.io", "nodeID": "node-1", "topologyKeys": ["topology.hostpath"],
+       "allocatable": {"count": 100}},
+      {"name": "ebs.csi.aws.com", "nodeID": "i-123", "topologyKeys": null}]}
+  })");
+  expectSameCut(csiNode, csiNodeFields(), cutDownCSINode);
+}
+
+} // namespace
+} // namespace csiop::controller
