@@ -134,13 +134,11 @@ api::UnmanagedObject unmanagedEntry(const Json& child) {
 }
 
 int applyWave(const std::string& kind) {
-  if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
-    return 1;
-  }
-  if (kind == "DaemonSet" || kind == "Deployment" || kind == "StatefulSet") {
-    return 2;
-  }
-  return 0;
+  return kind == "ClusterRoleBinding" || kind == "RoleBinding" || isWorkload(kind) ? 1 : 0;
+}
+
+bool isWorkload(const std::string& kind) {
+  return kind == "DaemonSet" || kind == "Deployment" || kind == "StatefulSet";
 }
 
 void sortForDeletion(std::vector<Json>& objects) {

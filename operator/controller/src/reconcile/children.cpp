@@ -1,7 +1,8 @@
-// Step 8: every child but the CSIDriver: the Namespace first (created if missing, never owned),
-// then in waves (identities and roles, bindings, workloads: decisions.hpp's applyWave), the
-// objects of a wave at the same time. A child is created when the caches do not have it,
-// applied when it differs, and left alone when it is someone else's or marked unmanaged.
+// Step 7: every child: the Namespace first (created if missing, never owned), then in two waves
+// (decisions.hpp's applyWave: identities, roles and the CSIDriver claimDriverName claimed; then
+// the bindings and workloads), the objects of a wave at the same time. A child is created when
+// the caches do not have it, applied when it differs, and left alone when it is someone else's
+// or marked unmanaged.
 #include <csiop/controller/reconciler.hpp>
 
 #include <map>
@@ -44,8 +45,14 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
       }
     }
   }
+  if (run.applyCSIDriver) {
+    waves[0]; // it goes first, even alone
+  }
   for (const auto& [wave, members] : waves) {
     std::vector<asio::awaitable<std::string>> applies;
+    if (wave == 0 && run.applyCSIDriver) {
+      applies.push_back(applyCSIDriver(run.desiredCSIDriver()));
+    }
     for (const Json* desired : members) {
       if (const Json* l = live(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
         noteUnmanaged(*l, o);

@@ -1,6 +1,7 @@
-// Step 7: the driver name. The CSIDriver object decides who owns it (decideCSIDriver): a name
-// held by someone else is a conflict, reported and nothing applied; an immutable field changed
-// means a new CSIDriver.
+// Step 6, with the finalizer: the driver name. The CSIDriver object decides who
+// owns it (decideCSIDriver): a name held by someone else is a conflict, reported and nothing
+// applied; an immutable field changed means a new CSIDriver. The claim is made here; the whole
+// CSIDriver is applied with the children's first wave (children.cpp).
 #include <csiop/controller/reconciler.hpp>
 
 #include <csiop/api/json_access.hpp>
@@ -47,8 +48,12 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   if (decision.action == Action::Keep) {
     co_return std::nullopt;
   }
+  run.applyCSIDriver = true;
+  if (decision.action == Action::Apply) {
+    co_return std::nullopt; // ours already: nothing to claim
+  }
   const std::string oldUid = liveDriver != nullptr ? metadataField(*liveDriver, "uid") : "";
-  auto written = co_await kube::attempt(writeCSIDriver(decision.action, desired, oldUid));
+  auto written = co_await kube::attempt(claimCSIDriver(decision.action, desired, oldUid));
   if (written.alreadyExists() || written.conflict() || written.notFound()) {
     // Someone created or changed it between the cache's read and this write: decide again from
     // the cache, which will show it.
@@ -65,22 +70,13 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   co_return std::nullopt;
 }
 
-asio::awaitable<void> Reconciler::writeCSIDriver(CSIDriverDecision::Action action,
+asio::awaitable<void> Reconciler::claimCSIDriver(CSIDriverDecision::Action action,
                                                  const Json& desired, std::string oldUid) {
   const kube::ResourceRef& ref = caches_.csiDrivers.resource();
   if (action == Action::Recreate) {
     const kube::DeleteOptions options = deleteOnly(oldUid);
     co_await client_.remove(ref, "", metadataField(desired, "name"), options);
   }
-  if (action == Action::Apply) {
-    const Json applied = co_await client_.apply(ref, desired);
-    applied_.remember(desired, applied);
-  } else {
-    co_await createCSIDriverClaim(desired);
-  }
-}
-
-asio::awaitable<void> Reconciler::createCSIDriverClaim(const Json& desired) {
   // The claim is a create: of two DriverDeployments (or operators) racing for a name exactly
   // one succeeds, and the other gets AlreadyExists. It carries only what identifies the owner
   // and the immutable fields, under a field manager of its own; the apply that follows owns
@@ -92,10 +88,16 @@ asio::awaitable<void> Reconciler::createCSIDriverClaim(const Json& desired) {
   if (desired["spec"].contains("volumeLifecycleModes")) { // not in the legacy API
     claim["spec"]["volumeLifecycleModes"] = desired["spec"]["volumeLifecycleModes"];
   }
-  const kube::ResourceRef& ref = caches_.csiDrivers.resource();
   co_await client_.create(ref, std::move(claim), {.fieldManager = kClaimFieldManager});
-  const Json applied = co_await client_.apply(ref, desired);
-  applied_.remember(desired, applied);
+}
+
+asio::awaitable<std::string> Reconciler::applyCSIDriver(const Json& desired) {
+  auto applied = co_await kube::attempt(client_.apply(caches_.csiDrivers.resource(), desired));
+  if (!applied) {
+    co_return "CSIDriver " + metadataField(desired, "name") + ": " + applied.message();
+  }
+  applied_.remember(desired, *applied);
+  co_return "";
 }
 
 } // namespace csiop::controller

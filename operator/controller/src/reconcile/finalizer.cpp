@@ -5,6 +5,7 @@
 #include <csiop/controller/reconciler.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include <spdlog/spdlog.h>
 
@@ -12,6 +13,7 @@
 #include <csiop/controller/decisions.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/render/render.hpp>
+#include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
@@ -120,6 +122,18 @@ asio::awaitable<std::string> Reconciler::orphan(const Json& child) {
   co_return "";
 }
 
+asio::awaitable<std::string> Reconciler::deleteChild(const Json& child, std::string owner) {
+  const ObjectKey k = keyOf(child);
+  spdlog::info("deleting {} of DriverDeployment {}", k.str(), owner);
+  const kube::DeleteOptions options = deleteOnly(metadataField(child, "uid"), true);
+  auto removed = co_await kube::attempt(
+      client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
+  if (!removed) {
+    co_return "deleting " + k.str() + ": " + removed.message();
+  }
+  co_return "";
+}
+
 asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   const Json& dd = run.dd;
   const std::string policy =
@@ -154,18 +168,21 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
     const bool onlyDriverLeft = std::all_of(children.begin(), children.end(), [](const Json& c) {
       return c.value("kind", std::string()) == "CSIDriver";
     });
+    // The workloads first (their pods stop while their RBAC is still there), then the rest;
+    // the deletions of a group at the same time.
+    std::map<bool, std::vector<asio::awaitable<std::string>>> groups;
     for (const Json& c : children) {
       const ObjectKey k = keyOf(c);
       if (k.kind == "CSIDriver" && !onlyDriverLeft) {
         continue;
       }
-      spdlog::info("deleting {} of DriverDeployment {}", k.str(), run.name);
-      const std::string childUid = metadataField(c, "uid");
-      const kube::DeleteOptions options = deleteOnly(childUid, true);
-      auto removed = co_await kube::attempt(
-          client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
-      if (!removed) {
-        co_return ReconcileResult::error("deleting " + k.str() + ": " + removed.message());
+      groups[!isWorkload(k.kind)].push_back(deleteChild(c, run.name));
+    }
+    for (auto& [rest, deletions] : groups) {
+      for (std::string& error : co_await runtime::allOf(std::move(deletions))) {
+        if (!error.empty()) {
+          co_return ReconcileResult::error(std::move(error));
+        }
       }
     }
     if (!children.empty()) {

@@ -4,6 +4,7 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/controller/decisions.hpp>
 #include <csiop/controller/field_ownership.hpp>
+#include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 
@@ -20,17 +21,16 @@ Reconciler::Reconciler(kube::Client& client, Caches& caches, EventRecorder& even
 asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   using Step = asio::awaitable<StepResult> (Reconciler::*)(ReconcileRun&);
   static constexpr Step kSteps[] = {
-      &Reconciler::holdWhilePaused,         // pause.cpp
-      &Reconciler::finalizeUnlessBlocked,   // finalizer.cpp
-      &Reconciler::loadSpecOrReportInvalid, // spec.cpp
-      &Reconciler::ensureFinalizer,         // finalizer.cpp
-      &Reconciler::computeDesired,          // desired.cpp
-      &Reconciler::checkPrerequisites,      // prerequisites.cpp
-      &Reconciler::claimDriverName,         // driver_name.cpp
-      &Reconciler::applyChildren,           // children.cpp
-      &Reconciler::prune,                   // prune.cpp
-      &Reconciler::rollNodePlugins,         // node_plugins.cpp
-      &Reconciler::reportStatus,            // status_step.cpp
+      &Reconciler::holdWhilePaused,                   // pause.cpp
+      &Reconciler::finalizeUnlessBlocked,             // finalizer.cpp
+      &Reconciler::loadSpecOrReportInvalid,           // spec.cpp
+      &Reconciler::computeDesired,                    // desired.cpp
+      &Reconciler::checkPrerequisites,                // prerequisites.cpp
+      &Reconciler::ensureFinalizerAndClaimDriverName, // below: finalizer.cpp, driver_name.cpp
+      &Reconciler::applyChildren,                     // children.cpp
+      &Reconciler::prune,                             // prune.cpp
+      &Reconciler::rollNodePlugins,                   // node_plugins.cpp
+      &Reconciler::reportStatus,                      // status_step.cpp
   };
   std::optional<ReconcileRun> run = takeSnapshot(name); // snapshot.cpp
   if (!run) {
@@ -42,6 +42,19 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     }
   }
   co_return ReconcileResult::done();
+}
+
+asio::awaitable<StepResult> Reconciler::ensureFinalizerAndClaimDriverName(ReconcileRun& run) {
+  std::vector<asio::awaitable<StepResult>> both;
+  both.push_back(ensureFinalizer(run));
+  both.push_back(claimDriverName(run));
+  std::vector<StepResult> results = co_await runtime::allOf(std::move(both));
+  for (StepResult& result : results) {
+    if (result) {
+      co_return std::move(result);
+    }
+  }
+  co_return std::nullopt;
 }
 
 const Json* Reconciler::live(const Json& desired) {

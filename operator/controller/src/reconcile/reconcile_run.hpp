@@ -37,6 +37,10 @@ struct ReconcileRun {
   // checkPrerequisites: the kinds of desired children whose API is not served (not applied).
   std::set<std::string> unservedKinds;
 
+  // claimDriverName: the CSIDriver is this DriverDeployment's (just claimed, or out of date):
+  // applyChildren applies it with its first wave.
+  bool applyCSIDriver = false;
+
   const api::Json& desiredCSIDriver() const;
 };
 

@@ -2,9 +2,9 @@
 // (reconciler.cpp reads as the list; each step has its own file under src/reconcile/):
 //
 //   take a snapshot -> hold while paused -> finalize unless blocked -> load the spec (or report
-//   it invalid) -> ensure the finalizer -> compute the desired objects -> check the
-//   prerequisites -> claim the driver name -> apply the children -> prune -> roll the node
-//   plugins -> write the status
+//   it invalid) -> compute the desired objects -> check the prerequisites -> ensure the
+//   finalizer and claim the driver name (at the same time) -> apply the children -> prune ->
+//   roll the node plugins -> write the status
 //
 // Each step either goes on or ends the pass with a ReconcileResult (the last one always ends it).
 // Level-triggered and idempotent: every pass starts from the caches, and a converged
@@ -99,8 +99,6 @@ private:
   boost::asio::awaitable<StepResult> finalizeUnlessBlocked(ReconcileRun& run);
   // spec.cpp: validation the schema could not express (normally stopped by the webhook).
   boost::asio::awaitable<StepResult> loadSpecOrReportInvalid(ReconcileRun& run);
-  // finalizer.cpp: adds the finalizer if missing (not once the deletion has begun).
-  boost::asio::awaitable<StepResult> ensureFinalizer(ReconcileRun& run);
   // desired.cpp: render, and the content hashes of the ConfigMaps and Secrets the workloads
   // reference (their pods roll when one changes).
   boost::asio::awaitable<StepResult> computeDesired(ReconcileRun& run);
@@ -108,7 +106,13 @@ private:
   // create (render/prerequisites.hpp); what is missing is reported, and children of an API
   // that is not served are not applied.
   boost::asio::awaitable<StepResult> checkPrerequisites(ReconcileRun& run);
-  // driver_name.cpp: the CSIDriver object decides who owns the driver name.
+  // reconcile.cpp: the next two at the same time (independent requests: one round trip before
+  // the children instead of two); the first result that ends the pass, in this order.
+  boost::asio::awaitable<StepResult> ensureFinalizerAndClaimDriverName(ReconcileRun& run);
+  // finalizer.cpp: adds the finalizer if missing (not once the deletion has begun).
+  boost::asio::awaitable<StepResult> ensureFinalizer(ReconcileRun& run);
+  // driver_name.cpp: the CSIDriver object decides who owns the driver name; a name that is
+  // ours and out of date is applied with the children's first wave (applyCSIDriver).
   boost::asio::awaitable<StepResult> claimDriverName(ReconcileRun& run);
   // children.cpp: the Namespace, then the other children in waves.
   boost::asio::awaitable<StepResult> applyChildren(ReconcileRun& run);
@@ -136,16 +140,21 @@ private:
   // Drops the owner reference and owner marks: the object stays, unmanaged. An error line, or
   // "" on success (also when it is gone).
   boost::asio::awaitable<std::string> orphan(const api::Json& child);
+  // Deletes a child of DriverDeployment `owner` (that one only: its uid); an error line, or ""
+  // on success (also when it is gone already).
+  boost::asio::awaitable<std::string> deleteChild(const api::Json& child, std::string owner);
   // desired.cpp: sets the content hash of what each workload references on its pod template;
   // true if any workload references something this DriverDeployment does not render (read again
   // every configPollPeriod_). An object
   // that cannot be read keeps the live hash.
   boost::asio::awaitable<bool> annotateConfigHashes(ReconcileRun& run);
-  // driver_name.cpp: what decideCSIDriver decided (Create, Recreate or Apply); throws the
-  // request's error. `oldUid`: the live CSIDriver's (Recreate deletes only that one).
-  boost::asio::awaitable<void> writeCSIDriver(CSIDriverDecision::Action action,
+  // driver_name.cpp: the claim decideCSIDriver decided (Create, or Recreate: the old one
+  // deleted first); throws the request's error. `oldUid`: the live CSIDriver's (Recreate
+  // deletes only that one).
+  boost::asio::awaitable<void> claimCSIDriver(CSIDriverDecision::Action action,
                                               const api::Json& desired, std::string oldUid);
-  boost::asio::awaitable<void> createCSIDriverClaim(const api::Json& desired);
+  // The whole CSIDriver applied, once claimed; an error line, or "" on success.
+  boost::asio::awaitable<std::string> applyCSIDriver(const api::Json& desired);
   // children.cpp: creates or applies one child; an error line, or "" on success.
   boost::asio::awaitable<std::string> applyChild(const api::Json& desired, const std::string& uid);
   // Not in the caches: a create; if it exists after all, as updateChild.
