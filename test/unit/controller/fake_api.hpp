@@ -51,7 +51,7 @@ public:
     object["kind"] = ref.kind;
     Json& meta = object["metadata"];
     if (!meta.contains("uid")) {
-      meta["uid"] = "uid-" + std::to_string(++uids_);
+      meta["uid"] = newUid();
     }
     const std::string key = keyOf(ref, meta.value("namespace", ""), meta["name"]);
     const bool existed = objects_.contains(key);
@@ -303,6 +303,12 @@ private:
     }
     if (r.method == "DELETE") {
       const auto delay = onDelete_ ? onDelete_(r) : std::chrono::milliseconds(0);
+      // DeleteOptions' preconditions, as the API server checks them.
+      const Json options = r.body.empty() ? Json::object() : Json::parse(r.body);
+      const Json& uid = options.value("preconditions", Json::object()).value("uid", Json());
+      if (it != objects_.end() && uid.is_string() && uid != it->second.object["metadata"]["uid"]) {
+        return status(409, "Conflict", key + ": the precondition uid " + uid.dump() + " fails");
+      }
       if (!erase(ref, t->ns, t->name)) {
         return status(404, "NotFound", key + " not found");
       }
@@ -321,7 +327,7 @@ private:
       if (objects_.contains(created)) {
         return status(409, "AlreadyExists", created + " already exists");
       }
-      body["metadata"]["uid"] = "uid-" + std::to_string(++uids_);
+      body["metadata"]["uid"] = newUid();
       body["metadata"]["generation"] = 1;
       body["metadata"]["managedFields"] = Json::array();
       setManager(body, t->query, "Update");
@@ -361,7 +367,7 @@ private:
       body["apiVersion"] = ref.apiVersion();
       body["kind"] = ref.kind;
       if (it == objects_.end()) {
-        body["metadata"]["uid"] = "uid-" + std::to_string(++uids_);
+        body["metadata"]["uid"] = newUid();
         body["metadata"]["generation"] = 1;
         body["metadata"]["managedFields"] = Json::array();
         setManager(body, t->query, "Apply");
@@ -438,6 +444,13 @@ private:
       return Reply{.delay = std::chrono::milliseconds(20), .chunks = {"\n"}};
     }
     return Reply{.chunks = std::move(lines)};
+  }
+
+  // As long as the API server's (a UUID): held on the heap, as a real one is, so that a view of
+  // a copy that has gone reads freed memory under the sanitizers rather than a stale copy.
+  std::string newUid() {
+    const std::string n = std::to_string(++uids_);
+    return "00000000-0000-4000-8000-" + std::string(12 - n.size(), '0') + n;
   }
 
   kube::testing::TestServer server_;

@@ -125,7 +125,8 @@ asio::awaitable<std::string> Reconciler::orphan(const Json& child) {
 asio::awaitable<std::string> Reconciler::deleteChild(const Json& child, std::string owner) {
   const ObjectKey k = keyOf(child);
   spdlog::info("deleting {} of DriverDeployment {}", k.str(), owner);
-  const kube::DeleteOptions options = deleteOnly(metadataField(child, "uid"), true);
+  const std::string uid = metadataField(child, "uid"); // the options view it
+  const kube::DeleteOptions options = deleteOnly(uid, true);
   auto removed = co_await kube::attempt(
       client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
   if (!removed) {
