@@ -146,11 +146,9 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
   pods.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.addIndex(kByOwner, ownerLabelValue);
-  // Not data: the whole pod template, never read.
-  controllerRevisions.setFields(
-      kube::FieldMask().keep({"apiVersion"}).keep({"kind"}).keep({"metadata"}).keep({"revision"}));
+  controllerRevisions.setFields(typeAndName().keep({"metadata"}).keep({"revision"}));
   controllerRevisions.setTransform([](Json& revision) {
-    revision.erase("data");
+    revision.erase("data"); // the whole pod template, never read
     return true;
   });
   // Only objects carrying the owner label: the operator's, never the cluster's.

@@ -148,16 +148,7 @@ awaitable<Json> Client::call(std::string_view verb, std::string_view resource, H
   if (response.status < 200 || response.status > 299)
     throw ApiError(response.status, statusFromResponse(response.status, response.body), what,
                    parseRetryAfter(response.retryAfter));
-  Json json;
-  if (fields == nullptr) {
-    json = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  } else {
-    try {
-      json = parseMasked(response.body, *fields);
-    } catch (const Json::parse_error&) {
-      json = Json(Json::value_t::discarded);
-    }
-  }
+  Json json = parseOrDiscard(response.body, fields);
   if (json.is_discarded())
     throw TransportError(
         TransportError::Kind::Protocol,

@@ -189,4 +189,15 @@ Json parseMasked(std::string_view text, const FieldMask& mask) {
   return builder.take();
 }
 
+Json parseOrDiscard(std::string_view text, const FieldMask* mask) {
+  if (mask == nullptr) {
+    return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  }
+  try {
+    return parseMasked(text, *mask);
+  } catch (const Json::parse_error&) {
+    return Json(Json::value_t::discarded);
+  }
+}
+
 } // namespace csiop::kube

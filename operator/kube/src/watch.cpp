@@ -86,19 +86,9 @@ namespace {
 WatchEvent parseEvent(std::string_view line, const FieldMask* eventFields) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
     line.remove_suffix(1);
-  Json json;
-  if (eventFields == nullptr) {
-    json = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  } else {
-    try {
-      json = parseMasked(line, *eventFields);
-    } catch (const Json::parse_error&) {
-      json = Json(Json::value_t::discarded);
-    }
-    const auto type = json.find("type");
-    if (json.is_object() && type != json.end() && *type == "ERROR")
-      return parseEvent(line, nullptr); // a Status, not the watched kind: all of it
-  }
+  Json json = parseOrDiscard(line, eventFields);
+  if (eventFields != nullptr && json.is_object() && json.value("type", Json()) == "ERROR")
+    return parseEvent(line, nullptr); // a Status, not the watched kind: all of it
   if (json.is_discarded() || !json.is_object())
     throw TransportError(TransportError::Kind::Protocol,
                          "watch: not a JSON event: " + excerpt(line));
@@ -119,11 +109,8 @@ WatchEvent parseEvent(std::string_view line, const FieldMask* eventFields) {
 
 } // namespace
 
-WatchEvent parseWatchEvent(std::string_view line, const FieldMask* objectFields) {
-  if (objectFields == nullptr)
-    return parseEvent(line, nullptr);
-  const FieldMask eventFields = FieldMask::within("object", *objectFields, {"type"});
-  return parseEvent(line, &eventFields);
+WatchEvent parseWatchEvent(std::string_view line) {
+  return parseEvent(line, nullptr);
 }
 
 WatchDecoder::WatchDecoder(std::size_t maxLineBytes, const FieldMask* objectFields)
@@ -246,8 +233,7 @@ struct Watch::Impl {
 Watch::Watch(HttpStream stream, std::string resourceVersion, std::chrono::milliseconds idleTimeout,
              std::string description, const FieldMask* fields)
     : impl_(std::make_unique<Impl>()) {
-  if (fields != nullptr)
-    impl_->decoder = WatchDecoder(WatchDecoder().maxLineBytes(), fields);
+  impl_->decoder = WatchDecoder(WatchDecoder::kDefaultMaxLineBytes, fields);
   impl_->stream.emplace(std::move(stream));
   impl_->resourceVersion = std::move(resourceVersion);
   impl_->idleTimeout = idleTimeout;

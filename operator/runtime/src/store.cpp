@@ -18,41 +18,41 @@ std::string metadataString(const Json& object, const char* field) {
 // Whether two versions of an object differ in more than their resourceVersion: with a
 // transform, most updates (a kubelet's status heartbeat, a node's) change only what the
 // transform cut away, and the handlers need not hear of them.
-// Compared member by member, without copies: a DaemonSet's status changes many times a minute.
-bool sameButVersion(const Json& a, const Json& b) {
-  if (!a.is_object() || !b.is_object() || a.size() != b.size()) {
-    return a == b;
+// Whether two objects have the same members, `except` aside (either may lack it).
+bool sameMembersExcept(const Json& a, const Json& b, const char* except) {
+  const auto counted = [except](const Json& o) { return o.size() - (o.contains(except) ? 1 : 0); };
+  if (counted(a) != counted(b)) {
+    return false;
   }
   for (auto it = a.begin(); it != a.end(); ++it) {
-    const auto other = b.find(it.key());
-    if (other == b.end()) {
-      return false;
-    }
-    if (it.key() != "metadata" || !it->is_object() || !other->is_object()) {
-      if (*it != *other) {
-        return false;
-      }
+    if (it.key() == except) {
       continue;
     }
-    const Json& ma = *it;
-    const Json& mb = *other;
-    const auto counted = [](const Json& m) {
-      return m.size() - (m.contains("resourceVersion") ? 1 : 0);
-    };
-    if (counted(ma) != counted(mb)) {
+    const auto twin = b.find(it.key());
+    if (twin == b.end() || *it != *twin) {
       return false;
-    }
-    for (auto field = ma.begin(); field != ma.end(); ++field) {
-      if (field.key() == "resourceVersion") {
-        continue;
-      }
-      const auto twin = mb.find(field.key());
-      if (twin == mb.end() || *field != *twin) {
-        return false;
-      }
     }
   }
   return true;
+}
+
+// Compared member by member, without copies: a DaemonSet's status changes many times a minute.
+bool sameButVersion(const Json& a, const Json& b) {
+  if (!a.is_object() || !b.is_object()) {
+    return a == b;
+  }
+  if (!sameMembersExcept(a, b, "metadata")) {
+    return false;
+  }
+  const auto ma = a.find("metadata");
+  const auto mb = b.find("metadata");
+  if (ma == a.end() || mb == b.end()) {
+    return ma == a.end() && mb == b.end();
+  }
+  if (!ma->is_object() || !mb->is_object()) {
+    return *ma == *mb;
+  }
+  return sameMembersExcept(*ma, *mb, "resourceVersion");
 }
 
 } // namespace

@@ -30,8 +30,14 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
   std::map<int, std::vector<const Json*>> waves;
   for (const Json& desired : run.desired) {
     const std::string kind = desired["kind"];
-    if (kind == "CSIDriver" || run.unservedKinds.contains(kind)) {
-      continue; // claimDriverName's; an API not served (checkPrerequisites reports it)
+    if (kind == "CSIDriver") {
+      if (run.applyCSIDriver) {
+        waves[0].push_back(&desired); // claimed by claimDriverName, applied with the first wave
+      }
+      continue;
+    }
+    if (run.unservedKinds.contains(kind)) {
+      continue; // checkPrerequisites reports it
     }
     if (kind != "Namespace") {
       waves[applyWave(kind)].push_back(&desired);
@@ -45,20 +51,15 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
       }
     }
   }
-  if (run.applyCSIDriver) {
-    waves[0]; // it goes first, even alone
-  }
   for (const auto& [wave, members] : waves) {
     std::vector<asio::awaitable<std::string>> applies;
-    if (wave == 0 && run.applyCSIDriver) {
-      applies.push_back(applyCSIDriver(run.desiredCSIDriver()));
-    }
     for (const Json* desired : members) {
       if (const Json* l = live(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
         noteUnmanaged(*l, o);
         continue;
       }
-      applies.push_back(applyChild(*desired, run.uid));
+      applies.push_back((*desired)["kind"] == "CSIDriver" ? applyCSIDriver(*desired)
+                                                          : applyChild(*desired, run.uid));
     }
     for (std::string& error : co_await runtime::allOf(std::move(applies))) {
       if (!error.empty()) {

@@ -32,13 +32,13 @@ inline constexpr const char* kByDriver = "driver";
 // their transforms read (keepWorkloadPod, keepVolumeUser, a Node's name, annotation and
 // unschedulable, a CSINode's drivers) and nothing else.
 kube::FieldMask workloadPodFields();
+kube::FieldMask volumeUserFields();
+kube::FieldMask nodeFields();
+kube::FieldMask csiNodeFields();
 // The transforms of the Node and CSINode caches (keepWorkloadPod and keepVolumeUser are in
 // pod_problems.hpp and volume_usage.hpp).
 bool cutDownNode(Json& node);
 bool cutDownCSINode(Json& csiNode);
-kube::FieldMask volumeUserFields();
-kube::FieldMask nodeFields();
-kube::FieldMask csiNodeFields();
 
 struct Caches {
   // csiDriverResource: storage.k8s.io/v1 csidrivers, or the legacy CRD's. `objectKinds`: the

@@ -49,5 +49,8 @@ private:
 // Parses `text` keeping what `mask` names. Throws nlohmann::json::parse_error for text that is
 // not JSON, as Json::parse does.
 Json parseMasked(std::string_view text, const FieldMask& mask);
+// As Json::parse(text, nullptr, false): a discarded value for text that is not JSON. `mask`:
+// what to build (nullptr: everything).
+Json parseOrDiscard(std::string_view text, const FieldMask* mask);
 
 } // namespace csiop::kube

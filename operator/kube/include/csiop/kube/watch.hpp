@@ -44,21 +44,21 @@ struct WatchEvent {
 };
 
 // One line (without the newline). Throws TransportError(Protocol) if it is not a watch event.
-// `objectFields`: what to build of the event's object (field_mask.hpp; nullptr: all of it); an
-// ERROR event's Status is built whole.
-WatchEvent parseWatchEvent(std::string_view line, const FieldMask* objectFields = nullptr);
+WatchEvent parseWatchEvent(std::string_view line);
 
 // Splits the body of a watch response into events, whatever the chunking: a line split over
 // several reads is kept until its newline arrives. Blank lines are skipped.
 class WatchDecoder {
 public:
-  explicit WatchDecoder(std::size_t maxLineBytes = std::size_t{64} << 20,
-                        const FieldMask* objectFields = nullptr); // copied
+  static constexpr std::size_t kDefaultMaxLineBytes = std::size_t{64} << 20;
+  // `objectFields`: what to build of each event's object (field_mask.hpp; nullptr: all of it;
+  // copied); an ERROR event's Status is built whole.
+  explicit WatchDecoder(std::size_t maxLineBytes = kDefaultMaxLineBytes,
+                        const FieldMask* objectFields = nullptr);
   // The events completed by these bytes. Throws TransportError(Protocol) for a malformed line
   // or a line longer than maxLineBytes.
   std::vector<WatchEvent> feed(std::string_view bytes);
   bool hasPartialLine() const { return !partial_.empty(); }
-  std::size_t maxLineBytes() const { return maxLineBytes_; }
 
 private:
   WatchEvent parse(std::string_view line) const;
