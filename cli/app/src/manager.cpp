@@ -52,6 +52,13 @@ asio::awaitable<void> sleepFor(std::chrono::milliseconds d) {
 // reconciled.
 constexpr std::chrono::seconds kPodChangeBatch{1};
 
+// Connections to the API server kept open for the next requests, per worker (HTTP/1.1: one
+// request at a time on each).
+constexpr int kIdleConnectionsPerWorker = 8;
+
+// How often a scrape of /metrics measures the caches again (Store::heapBytes walks them).
+constexpr std::chrono::seconds kCacheSizesPeriod{10};
+
 // What reconciles: the caches, the event recorder and the reconciler, built
 // once discovery has chosen the CSIDriver API. Every cache change queues the
 // DriverDeployments it concerns.
@@ -64,17 +71,19 @@ struct Controllers {
     for (Informer* informer : caches.all()) {
       // The workloads' pods change one by one through a rollout (each becoming ready is a
       // change): their DriverDeployment is reconciled once for the changes of a second, not
-      // once per pod.
-      const bool batched = informer == &caches.pods;
+      // once per pod. (The other pods cached are those with volumes: a deletion or a node
+      // plugin rollout waiting for them goes on at once.)
+      const bool pods = informer == &caches.pods;
       const bool ownStatusEchoes = informer == &caches.driverDeployments;
       informer->onChange(
-          [this, &queue, batched, ownStatusEchoes](const Json* old, const Json* updated) {
+          [this, &queue, pods, ownStatusEchoes](const Json* old, const Json* updated) {
             if (ownStatusEchoes && old != nullptr && updated != nullptr &&
                 controller::onlyStatusDiffers(*old, *updated)) {
               return; // the echo of a status write: nothing the reconciler reads changed
             }
             for (const Json* o : {old, updated}) {
               if (o != nullptr) {
+                const bool batched = pods && !controller::ownerLabelOf(*o).empty();
                 for (const auto& name : reconciler.ownersOf(*o)) {
                   if (batched) {
                     queue.addAfter(name, kPodChangeBatch);
@@ -131,6 +140,10 @@ int runManager(const ManagerOptions& options) {
   std::unique_ptr<kube::Client> client;
   try {
     kube::ClientOptions clientOptions;
+    // A pass sends each wave of a DriverDeployment's children at once (a dozen requests), and
+    // the workers run side by side: keeping that many connections open saves a TCP and TLS
+    // handshake per request when they come again.
+    clientOptions.http.maxIdleConnections = kIdleConnectionsPerWorker * options.workers;
     clientOptions.observer = [&metrics](std::string_view verb, std::string_view, int code,
                                         std::chrono::nanoseconds) {
       metrics.observeApiRequest(verb, code);
@@ -165,11 +178,21 @@ int runManager(const ManagerOptions& options) {
     if (http::parseBindAddress(options.metricsBindAddress)) {
       auto s = std::make_unique<http::HttpServer>(io.get_executor(), options.metricsBindAddress);
       // The queue depth as of the scrape, not only as of the last reconcile's end.
-      s->handle("/metrics", [&queue, &metrics, serve = runtime::metricsHandler(metrics)](
-                                const http::HttpRequest& request) {
-        metrics.setWorkqueueDepth(queue.len());
-        return serve(request);
-      });
+      // The caches' sizes walk every cached object: at most every kCacheSizesPeriod.
+      s->handle(
+          "/metrics",
+          [&queue, &metrics, &ctl, measured = std::chrono::steady_clock::time_point(),
+           serve = runtime::metricsHandler(metrics)](const http::HttpRequest& request) mutable {
+            metrics.setWorkqueueDepth(queue.len());
+            if (const auto now = std::chrono::steady_clock::now();
+                ctl && now - measured >= kCacheSizesPeriod) {
+              measured = now;
+              for (const Informer* cache : ctl->caches.all()) {
+                metrics.setCache(cache->resource().resource, cache->size(), cache->heapBytes());
+              }
+            }
+            return serve(request);
+          });
       servers.push_back(std::move(s));
     }
     for (auto& s : servers) {

@@ -24,10 +24,8 @@ std::vector<std::string> registeredDrivers(const Json& csiNode) {
 }
 
 std::vector<std::string> ownerLabelValue(const Json& object) {
-  const Json& value =
-      api::member(api::member(api::member(object, "metadata"), "labels"), api::kOwnerLabel);
-  return value.is_string() ? std::vector<std::string>{value.get<std::string>()}
-                           : std::vector<std::string>{};
+  std::string owner = ownerLabelOf(object);
+  return owner.empty() ? std::vector<std::string>{} : std::vector<std::string>{std::move(owner)};
 }
 
 std::vector<std::string> driverNameOf(const Json& driverDeployment) {
@@ -45,13 +43,10 @@ kube::FieldMask typeAndName() {
       .keep({"metadata", "resourceVersion"});
 }
 
-// What both pod caches keep of a pod's metadata.
-kube::FieldMask podIdentity() {
-  return typeAndName()
-      .keep({"metadata", "namespace"})
-      .keep({"metadata", "uid"})
-      .keep({"metadata", "deletionTimestamp"})
-      .keep({"metadata", "ownerReferences"});
+std::vector<std::string> usesVolumes(const Json& pod) {
+  const Json& volumes = api::member(api::member(pod, "spec"), "volumes");
+  return volumes.is_array() && !volumes.empty() ? std::vector<std::string>{"true"}
+                                                : std::vector<std::string>{};
 }
 
 } // namespace
@@ -93,8 +88,13 @@ bool cutDownCSINode(Json& csiNode) {
   return true;
 }
 
-kube::FieldMask workloadPodFields() {
-  kube::FieldMask m = podIdentity();
+kube::FieldMask podFields() {
+  kube::FieldMask m = typeAndName();
+  m.keep({"metadata", "namespace"})
+      .keep({"metadata", "uid"})
+      .keep({"metadata", "deletionTimestamp"})
+      .keep({"metadata", "ownerReferences"});
+  // keepWorkloadPod
   m.keep({"metadata", "labels", api::kOwnerLabel})
       .keep({"metadata", "labels", "controller-revision-hash"})
       .keep({"spec", "nodeName"})
@@ -103,15 +103,27 @@ kube::FieldMask workloadPodFields() {
   for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
     m.keep({"status", key, "name"}).keep({"status", key, "state", "waiting"});
   }
-  return m;
-}
-
-kube::FieldMask volumeUserFields() {
-  kube::FieldMask m = podIdentity();
+  // keepVolumeUser
   for (const char* key : {"name", "persistentVolumeClaim", "csi", "ephemeral"}) {
     m.keep({"spec", "volumes", key});
   }
-  return m.keep({"spec", "nodeName"}).keep({"status", "phase"});
+  return m;
+}
+
+std::string ownerLabelOf(const Json& object) {
+  return api::stringField(api::member(api::member(object, "metadata"), "labels"), api::kOwnerLabel);
+}
+
+bool keepPod(Json& pod) {
+  if (ownerLabelOf(pod).empty()) {
+    return keepVolumeUser(pod);
+  }
+  Json volumes = keptVolumes(pod);
+  keepWorkloadPod(pod);
+  if (!volumes.empty()) {
+    pod["spec"]["volumes"] = std::move(volumes);
+  }
+  return true;
 }
 
 kube::FieldMask nodeFields() {
@@ -124,19 +136,24 @@ kube::FieldMask csiNodeFields() {
   return typeAndName().keep({"spec", "drivers", "name"});
 }
 
+kube::FieldMask childFields() {
+  kube::FieldMask m = kube::FieldMask().keep({"*"}).keep({"metadata", "*"});
+  for (const char* key : {"manager", "operation", "subresource"}) {
+    m.keep({"metadata", "managedFields", key});
+  }
+  return m;
+}
+
 Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
                const std::vector<api::ObjectKind>& objectKinds)
     : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
-      csiNodes(client, r::csinodes), namespaces(client, r::namespaces),
-      pods(client, r::pods, api::kOwnerLabel), persistentVolumes(client, r::persistentvolumes),
-      volumeAttachments(client, r::volumeattachments), volumeUsers(client, r::pods),
-      nodes(client, r::nodes),
+      csiNodes(client, r::csinodes), namespaces(client, r::namespaces), pods(client, r::pods),
+      persistentVolumes(client, r::persistentvolumes),
+      volumeAttachments(client, r::volumeattachments), nodes(client, r::nodes),
       controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel) {
   // Each many-object cache builds only what its transform reads as it parses (field_mask.hpp).
-  pods.setFields(workloadPodFields());
-  pods.setTransform(keepWorkloadPod);
-  volumeUsers.setFields(volumeUserFields());
-  volumeUsers.setTransform(keepVolumeUser);
+  pods.setFields(podFields());
+  pods.setTransform(keepPod);
   nodes.setFields(nodeFields());
   nodes.setTransform(cutDownNode);
   csiNodes.setFields(csiNodeFields());
@@ -145,6 +162,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   driverDeployments.addIndex(kByDriver, driverNameOf);
   csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
   pods.addIndex(kByOwner, ownerLabelValue);
+  pods.addIndex(kUsesVolumes, usesVolumes);
   controllerRevisions.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.setFields(typeAndName().keep({"metadata"}).keep({"revision"}));
   controllerRevisions.setTransform([](Json& revision) {
@@ -154,6 +172,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   // Only objects carrying the owner label: the operator's, never the cluster's.
   const auto addChild = [&](const kube::ResourceRef& ref, bool optional) {
     children.push_back(std::make_unique<Informer>(client, ref, api::kOwnerLabel, optional));
+    children.back()->setFields(childFields());
     children.back()->addIndex(kByOwner, ownerLabelValue);
   };
   for (const auto* ref : {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles,
@@ -198,8 +217,8 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
 
 std::vector<Informer*> Caches::all() {
   std::vector<Informer*> out = {
-      &driverDeployments, &csiDrivers,        &csiNodes,    &namespaces, &pods,
-      &persistentVolumes, &volumeAttachments, &volumeUsers, &nodes,      &controllerRevisions};
+      &driverDeployments, &csiDrivers, &csiNodes,          &namespaces,         &pods,
+      &persistentVolumes, &nodes,      &volumeAttachments, &controllerRevisions};
   for (auto& c : children) {
     out.push_back(c.get());
   }
@@ -215,8 +234,11 @@ std::size_t Caches::nodesRegistering(const std::string& driverName) const {
 }
 
 VolumeUsage Caches::volumesOf(const std::string& driverName) const {
-  return volumeUsage(driverName, persistentVolumes.list(), volumeAttachments.list(),
-                     volumeUsers.list());
+  return volumeUsage(driverName, persistentVolumes.list(), volumeAttachments.list(), volumeUsers());
+}
+
+std::vector<const Json*> Caches::volumeUsers() const {
+  return pods.byIndex(kUsesVolumes, "true");
 }
 
 bool Caches::synced() {

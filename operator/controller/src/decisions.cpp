@@ -133,8 +133,11 @@ api::UnmanagedObject unmanagedEntry(const Json& child) {
   return u;
 }
 
-int applyWave(const std::string& kind) {
-  return kind == "ClusterRoleBinding" || kind == "RoleBinding" || isWorkload(kind) ? 1 : 0;
+int applyWave(const std::string& kind, bool serviceAccountsExist) {
+  if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
+    return 1;
+  }
+  return isWorkload(kind) && !serviceAccountsExist ? 1 : 0;
 }
 
 bool isWorkload(const std::string& kind) {

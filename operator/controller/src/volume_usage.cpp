@@ -109,7 +109,7 @@ std::vector<std::string> driversUsedBy(const Json& object) {
   return {};
 }
 
-bool keepVolumeUser(Json& pod) {
+Json keptVolumes(const Json& pod) {
   const Json& volumes = member(member(pod, "spec"), "volumes");
   Json kept = Json::array();
   if (volumes.is_array()) {
@@ -128,6 +128,11 @@ bool keepVolumeUser(Json& pod) {
       kept.push_back(std::move(slim));
     }
   }
+  return kept;
+}
+
+bool keepVolumeUser(Json& pod) {
+  Json kept = keptVolumes(pod);
   if (kept.empty()) {
     return false;
   }

@@ -1,6 +1,8 @@
 #include <csiop/runtime/operator_metrics.hpp>
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -78,6 +80,17 @@ struct OperatorMetrics::Metrics {
       gauge(registry, "csiop_leader", "1 while this replica holds the leader lease, else 0.");
   Gauge& driverDeployments =
       gauge(registry, "csiop_driverdeployments", "DriverDeployment objects known to the operator.");
+  Family<Gauge>& cacheObjects = BuildGauge()
+                                    .Name("csiop_cache_objects")
+                                    .Help("Objects in each informer cache, by resource.")
+                                    .Register(registry);
+  Family<Gauge>& cacheHeapBytes =
+      BuildGauge()
+          .Name("csiop_cache_heap_bytes")
+          .Help("About how much heap the objects of each informer cache hold, by resource (an "
+                "estimate from their parsed form: nodes, strings and vectors with the "
+                "allocator's chunk overhead).")
+          .Register(registry);
   Family<Counter>& webhookReviewsTotal =
       counter(registry, "csiop_webhook_reviews_total",
               "AdmissionReviews answered by the webhook, by result (rejected: not a usable "
@@ -133,6 +146,13 @@ void OperatorMetrics::setWorkqueueDepth(std::size_t keys) {
 
 void OperatorMetrics::setDriverDeployments(std::size_t objects) {
   metrics_->driverDeployments.Set(static_cast<double>(objects));
+}
+
+void OperatorMetrics::setCache(std::string_view resource, std::size_t objects,
+                               std::size_t heapBytes) {
+  const std::map<std::string, std::string> labels = {{"resource", std::string(resource)}};
+  metrics_->cacheObjects.Add(labels).Set(static_cast<double>(objects));
+  metrics_->cacheHeapBytes.Add(labels).Set(static_cast<double>(heapBytes));
 }
 
 void OperatorMetrics::setLeader(bool leader) {

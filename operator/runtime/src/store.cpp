@@ -1,5 +1,6 @@
 #include <csiop/runtime/store.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -56,6 +57,61 @@ bool sameButVersion(const Json& a, const Json& b) {
 }
 
 } // namespace
+
+namespace {
+
+std::size_t chunk(std::size_t bytes) {
+  return std::max<std::size_t>(32, (bytes + 8 + 15) / 16 * 16);
+}
+
+std::size_t stringHeap(const std::string& s) {
+  return s.capacity() > 15 ? chunk(s.capacity() + 1) : 0;
+}
+
+} // namespace
+
+std::size_t heapBytesOf(const Json& value) {
+  switch (value.type()) {
+  case Json::value_t::object: {
+    const auto& members = value.get_ref<const Json::object_t&>();
+    std::size_t bytes =
+        chunk(sizeof(Json::object_t)) +
+        (members.capacity() > 0 ? chunk(members.capacity() * sizeof(Json::object_t::value_type))
+                                : 0);
+    for (const auto& [key, member] : members) {
+      bytes += stringHeap(key) + heapBytesOf(member);
+    }
+    return bytes;
+  }
+  case Json::value_t::array: {
+    const auto& items = value.get_ref<const Json::array_t&>();
+    std::size_t bytes = chunk(sizeof(Json::array_t)) +
+                        (items.capacity() > 0 ? chunk(items.capacity() * sizeof(Json)) : 0);
+    for (const Json& item : items) {
+      bytes += heapBytesOf(item);
+    }
+    return bytes;
+  }
+  case Json::value_t::string: {
+    const auto& s = value.get_ref<const Json::string_t&>();
+    return chunk(sizeof(Json::string_t)) + stringHeap(s);
+  }
+  case Json::value_t::binary:
+    return chunk(sizeof(Json::binary_t)) + chunk(value.get_binary().capacity());
+  default:
+    return 0;
+  }
+}
+
+std::size_t Store::heapBytes() const {
+  // A std::map node: three pointers and a colour, the key and the value.
+  constexpr std::size_t kNode = 32 + sizeof(std::string) + sizeof(Json);
+  std::size_t bytes = 0;
+  for (const auto& [key, object] : objects_) {
+    bytes += chunk(kNode) + stringHeap(key) + heapBytesOf(object);
+  }
+  return bytes;
+}
 
 Json managerSummary(const Json& managedFields) {
   Json out = Json::array();

@@ -10,6 +10,7 @@
 #include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/kube/field_mask.hpp>
+#include <csiop/runtime/store.hpp>
 
 namespace csiop::controller {
 namespace {
@@ -68,32 +69,57 @@ Json workloadPod() {
   })");
 }
 
-TEST(CacheFields, AWorkloadPodIsCutTheSameFromItsMaskedFields) {
-  const Json pod = workloadPod();
-  expectSameCut(pod, workloadPodFields(), keepWorkloadPod);
-  Json healthy = pod;
-  healthy["status"] = Json::parse(R"({"phase": "Running", "conditions": [
-      {"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
-      "containerStatuses": [{"name": "driver", "state": {"running": {}}}]})");
-  healthy["metadata"].erase("deletionTimestamp");
-  expectSameCut(healthy, workloadPodFields(), keepWorkloadPod);
-  expectSameCut(Json::parse(R"({"metadata": {"name": "bare"}})"), workloadPodFields(),
-                keepWorkloadPod);
-}
-
-TEST(CacheFields, AVolumeUserIsCutTheSameFromItsMaskedFields) {
-  Json pod = workloadPod();
+Json withVolumes(Json pod) {
   pod["spec"]["volumes"] = Json::parse(R"([
       {"name": "data", "persistentVolumeClaim": {"claimName": "data-0", "readOnly": true}},
       {"name": "inline", "csi": {"driver": "hostpath.csi.k8s.io", "volumeAttributes": {"a": "b"}}},
       {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"storageClassName": "x"}}}},
       {"name": "tmp", "emptyDir": {}},
       {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}])");
-  expectSameCut(pod, volumeUserFields(), keepVolumeUser);
-  // Not kept at all: no claim, CSI or ephemeral volume (a node plugin's pod).
-  expectSameCut(workloadPod(), volumeUserFields(), keepVolumeUser);
+  return pod;
+}
+
+Json withoutOwnerLabel(Json pod) {
+  pod["metadata"]["labels"].erase(api::kOwnerLabel);
+  return pod;
+}
+
+TEST(CacheFields, AWorkloadPodIsCutTheSameFromItsMaskedFields) {
+  const Json pod = workloadPod();
+  expectSameCut(pod, podFields(), keepPod);
+  Json healthy = pod;
+  healthy["status"] = Json::parse(R"({"phase": "Running", "conditions": [
+      {"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
+      "containerStatuses": [{"name": "driver", "state": {"running": {}}}]})");
+  healthy["metadata"].erase("deletionTimestamp");
+  expectSameCut(healthy, podFields(), keepPod);
+  Json bare = Json::parse(R"({"metadata": {"name": "bare"}})");
+  bare["metadata"]["labels"][api::kOwnerLabel] = "hostpath";
+  expectSameCut(bare, podFields(), keepPod);
+}
+
+TEST(CacheFields, AVolumeUserIsCutTheSameFromItsMaskedFields) {
+  Json pod = withVolumes(withoutOwnerLabel(workloadPod()));
+  expectSameCut(pod, podFields(), keepPod);
+  // Not kept at all: no owner label, and no claim, CSI or ephemeral volume.
+  expectSameCut(withoutOwnerLabel(workloadPod()), podFields(), keepPod);
   pod["spec"]["volumes"] = "not a list";
-  expectSameCut(pod, volumeUserFields(), keepVolumeUser);
+  expectSameCut(pod, podFields(), keepPod);
+}
+
+TEST(CacheFields, AWorkloadPodWithVolumesKeepsBoth) {
+  const Json pod = withVolumes(workloadPod());
+  expectSameCut(pod, podFields(), keepPod);
+  Json cut = pod;
+  ASSERT_TRUE(keepPod(cut));
+  Json workload = pod;
+  keepWorkloadPod(workload);
+  Json user = withoutOwnerLabel(pod);
+  keepVolumeUser(user);
+  EXPECT_EQ(cut["status"], workload["status"]);
+  EXPECT_EQ(cut["metadata"], workload["metadata"]);
+  EXPECT_EQ(cut["spec"]["volumes"], user["spec"]["volumes"]);
+  EXPECT_EQ(cut["spec"]["volumes"].size(), 3U) << cut.dump();
 }
 
 TEST(CacheFields, ANodeIsCutTheSameFromItsMaskedFields) {
@@ -125,6 +151,44 @@ TEST(CacheFields, ACSINodeIsCutTheSameFromItsMaskedFields) {
       {"name": "ebs.csi.aws.com", "nodeID": "i-123", "topologyKeys": null}]}
   })");
   expectSameCut(csiNode, csiNodeFields(), cutDownCSINode);
+}
+
+// A child's cache keeps it whole but for its managedFields' field sets: built through the mask,
+// it is the whole object with managedFields cut to runtime::managerSummary, as the store keeps it.
+TEST(CacheFields, AChildIsWholeButTheFieldSetsOfItsManagedFields) {
+  const Json daemonSet = Json::parse(R"({
+    "apiVersion": "apps/v1", "kind": "DaemonSet",
+    "metadata": {
+      "name": "hostpath-node", "namespace": "csi", "uid": "ds-uid", "resourceVersion": "90",
+      "generation": 2, "labels": {"csiop.dev/driverdeployment": "hostpath"},
+      "annotations": {"deprecated.daemonset.template.generation": "2"},
+      "ownerReferences": [{"apiVersion": "csiop.dev/v1alpha1", "kind": "DriverDeployment",
+                           "name": "hostpath", "uid": "dd-uid", "controller": true}],
+      "managedFields": [
+        {"manager": "csi-operator", "operation": "Apply", "apiVersion": "apps/v1",
+         "time": "t", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {}}}}}},
+        {"manager": "kube-controller-manager", "operation": "Update", "subresource": "status",
+         "fieldsV1": {"f:status": {"f:numberReady": {}}}}]},
+    "spec": {"selector": {"matchLabels": {"app": "x"}},
+             "template": {"metadata": {"labels": {"app": "x"}},
+                          "spec": {"containers": [{"name": "driver", "image": "x:1",
+                                                   "args": ["--v=5"], "managedFields": 1}]}}},
+    "status": {"numberReady": 3, "desiredNumberScheduled": 3, "observedGeneration": 2}
+  })");
+  Json expected = daemonSet;
+  expected["metadata"]["managedFields"] =
+      runtime::managerSummary(daemonSet["metadata"]["managedFields"]);
+  Json masked = kube::parseMasked(daemonSet.dump(), childFields());
+  masked["metadata"]["managedFields"] =
+      runtime::managerSummary(masked["metadata"]["managedFields"]);
+  EXPECT_EQ(masked, expected);
+  // Nothing of a field set was built.
+  for (const Json& entry :
+       kube::parseMasked(daemonSet.dump(), childFields())["metadata"]["managedFields"]) {
+    EXPECT_FALSE(entry.contains("fieldsV1")) << entry.dump();
+    EXPECT_FALSE(entry.contains("time")) << entry.dump();
+  }
 }
 
 } // namespace

@@ -180,12 +180,22 @@ TEST(ApplyWave, RolesAndServiceAccountsBeforeBindingsAndWorkloads) {
   for (const char* first : {"ServiceAccount", "ClusterRole", "Role", "StorageClass", "ConfigMap"}) {
     for (const char* second :
          {"ClusterRoleBinding", "RoleBinding", "DaemonSet", "Deployment", "StatefulSet"}) {
-      EXPECT_LT(applyWave(first), applyWave(second)) << first << " before " << second;
+      EXPECT_LT(applyWave(first, false), applyWave(second, false)) << first << " before " << second;
     }
   }
-  // Two round trips: the workloads go with the bindings, not after them.
-  EXPECT_EQ(applyWave("DaemonSet"), applyWave("StatefulSet")) << "workloads go together";
-  EXPECT_EQ(applyWave("Deployment"), applyWave("ClusterRoleBinding"));
+  // The workloads go with the bindings, not after them.
+  EXPECT_EQ(applyWave("DaemonSet", false), applyWave("StatefulSet", false));
+  EXPECT_EQ(applyWave("Deployment", false), applyWave("ClusterRoleBinding", false));
+}
+
+TEST(ApplyWave, WorkloadsWhoseServiceAccountsExistGoWithTheRolesBeforeTheBindings) {
+  for (const char* workload : {"DaemonSet", "Deployment", "StatefulSet"}) {
+    EXPECT_EQ(applyWave(workload, true), applyWave("ClusterRole", true)) << workload;
+    EXPECT_LT(applyWave(workload, true), applyWave("RoleBinding", true)) << workload;
+  }
+  for (const char* role : {"ClusterRole", "Role"}) {
+    EXPECT_LT(applyWave(role, true), applyWave("ClusterRoleBinding", true)) << role;
+  }
 }
 
 TEST(Decisions, AFlagAnnotationIsTrueFalseOrInvalid) {

@@ -382,6 +382,34 @@ TEST_F(ReconcilerTest, ADeletionWaitsWhileAVolumeOfTheDriverExistsAndCompletesAf
   EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
 }
 
+// One watch of every pod serves both readers: the status and the node plugin rollout (the
+// workloads' pods, by the owner label) and the volume decisions (pods with volumes). A pod with
+// neither is not kept; a workload's pod with a volume is both.
+TEST_F(ReconcilerTest, OnePodCacheHoldsTheWorkloadsPodsAndThePodsWithVolumes) {
+  converge();
+  const Json inlineVolume = {{"name", "v"}, {"csi", {{"driver", kDriver}}}};
+  api_.put(r::pods, {{"metadata", {{"name", "web"}, {"namespace", "default"}}},
+                     {"spec", {{"nodeName", "node-1"}, {"volumes", Json::array({inlineVolume})}}},
+                     {"status", {{"phase", "Running"}}}});
+  api_.put(r::pods, {{"metadata", {{"name", "idle"}, {"namespace", "default"}}},
+                     {"spec", {{"nodeName", "node-1"}}},
+                     {"status", {{"phase", "Running"}}}});
+  Json workloadPod = {{"metadata",
+                       {{"name", "demo-node-x"},
+                        {"namespace", dsNamespace()},
+                        {"labels", {{api::kOwnerLabel, "demo"}}}}},
+                      {"spec", {{"nodeName", "node-1"}, {"volumes", Json::array({inlineVolume})}}},
+                      {"status", {{"phase", "Running"}}}};
+  api_.put(r::pods, workloadPod);
+  ASSERT_TRUE(runUntil([&] { return caches_.volumeUsers().size() == 2; }));
+  EXPECT_EQ(caches_.pods.get("default", "idle"), nullptr) << "neither a workload's nor a volume's";
+  ASSERT_EQ(caches_.pods.byIndex(kByOwner, "demo").size(), 1U);
+  EXPECT_EQ(caches_.volumesOf(kDriver).pods.size(), 2U);
+  const Json* cached = caches_.pods.get(dsNamespace(), "demo-node-x");
+  ASSERT_NE(cached, nullptr);
+  EXPECT_EQ(reconciler_.ownersOf(*cached), std::vector<std::string>{"demo"});
+}
+
 // Companion objects are children like the rest: applied with the workloads and pruned when the
 // spec drops them. A VolumeSnapshotClass whose API the server does not serve (no snapshot CRDs)
 // is reported as a missing prerequisite and looked for again, instead of failing to apply.

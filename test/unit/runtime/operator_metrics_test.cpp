@@ -91,6 +91,7 @@ TEST(OperatorMetricsTest, RecordsReconcilesReviewsAndApiRequests) {
   metrics.setLeader(true);
   metrics.setDriverDeployments(2);
   metrics.setWorkqueueDepth(1);
+  metrics.setCache("pods", 5100, 2'500'000);
 
   const std::string text = metrics.exposition();
   for (const char* line : {"csiop_api_requests_total{code=\"200\",verb=\"get\"} 2\n",
@@ -101,6 +102,8 @@ TEST(OperatorMetricsTest, RecordsReconcilesReviewsAndApiRequests) {
                            "csiop_leader 1\n",
                            "csiop_driverdeployments 2\n",
                            "csiop_workqueue_depth 1\n",
+                           "csiop_cache_objects{resource=\"pods\"} 5100\n",
+                           "csiop_cache_heap_bytes{resource=\"pods\"} 2500000\n",
                            "csiop_reconcile_total{result=\"error\"} 1\n",
                            "csiop_reconcile_total{result=\"requeue\"} 1\n",
                            "csiop_reconcile_total{result=\"success\"} 2\n",

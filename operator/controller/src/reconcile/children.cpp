@@ -1,8 +1,8 @@
-// Step 7: every child: the Namespace first (created if missing, never owned), then in two waves
-// (decisions.hpp's applyWave: identities, roles and the CSIDriver claimDriverName claimed; then
-// the bindings and workloads), the objects of a wave at the same time. A child is created when
-// the caches do not have it, applied when it differs, and left alone when it is someone else's
-// or marked unmanaged.
+// Step 8: every child: the Namespace first (created if missing, never owned), then in two waves
+// (decisions.hpp's applyWave: roles, the CSIDriver claimDriverName claimed, and the workloads
+// if the ServiceAccounts went with the claim; then the bindings), the objects of a wave at the
+// same time. A child is created when the caches do not have it, applied when it differs, and
+// left alone when it is someone else's or marked unmanaged.
 #include <csiop/controller/reconciler.hpp>
 
 #include <map>
@@ -25,11 +25,30 @@ namespace asio = boost::asio;
 using api::Json;
 using api::metadataField;
 
+asio::awaitable<StepResult> Reconciler::applyServiceAccounts(ReconcileRun& run) {
+  std::vector<const Json*> accounts;
+  for (const Json& desired : run.desired) {
+    if (desired["kind"] != "ServiceAccount") {
+      continue;
+    }
+    if (caches_.namespaces.get("", metadataField(desired, "namespace")) == nullptr) {
+      co_return std::nullopt; // created with the Namespace first (applyChildren)
+    }
+    accounts.push_back(&desired);
+  }
+  co_await applyAtOnce(run, accounts);
+  run.serviceAccountsApplied = true;
+  co_return std::nullopt;
+}
+
 asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
   Observed& o = run.observed;
   std::map<int, std::vector<const Json*>> waves;
   for (const Json& desired : run.desired) {
     const std::string kind = desired["kind"];
+    if (kind == "ServiceAccount" && run.serviceAccountsApplied) {
+      continue;
+    }
     if (kind == "CSIDriver") {
       if (run.applyCSIDriver) {
         waves[0].push_back(&desired); // claimed by claimDriverName, applied with the first wave
@@ -40,7 +59,7 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
       continue; // checkPrerequisites reports it
     }
     if (kind != "Namespace") {
-      waves[applyWave(kind)].push_back(&desired);
+      waves[applyWave(kind, run.serviceAccountsApplied)].push_back(&desired);
       continue;
     }
     if (caches_.namespaces.get("", metadataField(desired, "name")) == nullptr) {
@@ -52,22 +71,28 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
     }
   }
   for (const auto& [wave, members] : waves) {
-    std::vector<asio::awaitable<std::string>> applies;
-    for (const Json* desired : members) {
-      if (const Json* l = live(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
-        noteUnmanaged(*l, o);
-        continue;
-      }
-      applies.push_back((*desired)["kind"] == "CSIDriver" ? applyCSIDriver(*desired)
-                                                          : applyChild(*desired, run.uid));
-    }
-    for (std::string& error : co_await runtime::allOf(std::move(applies))) {
-      if (!error.empty()) {
-        o.applyErrors.push_back(std::move(error));
-      }
-    }
+    co_await applyAtOnce(run, members);
   }
   co_return std::nullopt;
+}
+
+asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
+                                              const std::vector<const Json*>& members) {
+  Observed& o = run.observed;
+  std::vector<asio::awaitable<std::string>> applies;
+  for (const Json* desired : members) {
+    if (const Json* l = live(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
+      noteUnmanaged(*l, o);
+      continue;
+    }
+    applies.push_back((*desired)["kind"] == "CSIDriver" ? applyCSIDriver(*desired)
+                                                        : applyChild(*desired, run.uid));
+  }
+  for (std::string& error : co_await runtime::allOf(std::move(applies))) {
+    if (!error.empty()) {
+      o.applyErrors.push_back(std::move(error));
+    }
+  }
 }
 
 asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const std::string& uid) {

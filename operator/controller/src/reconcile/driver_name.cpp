@@ -1,6 +1,6 @@
-// Step 6, with the finalizer: the driver name. The CSIDriver object decides who
-// owns it (decideCSIDriver): a name held by someone else is a conflict, reported and nothing
-// applied; an immutable field changed means a new CSIDriver. The claim is made here; the whole
+// Steps 6 and 7: the driver name. The CSIDriver object decides who owns it (decideCSIDriver,
+// from the cache): a name held by someone else is a conflict, reported and nothing applied; an
+// immutable field changed means a new CSIDriver. The claim is made with the finalizer; the whole
 // CSIDriver is applied with the children's first wave (children.cpp).
 #include <csiop/controller/reconciler.hpp>
 
@@ -21,7 +21,7 @@ using api::metadataField;
 using api::stringField;
 using Action = CSIDriverDecision::Action;
 
-asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
+asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
   Observed& o = run.observed;
   const Json& desired = run.desiredCSIDriver();
   const std::string& driverName = run.spec->spec.driverName;
@@ -49,11 +49,22 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
     co_return std::nullopt;
   }
   run.applyCSIDriver = true;
-  if (decision.action == Action::Apply) {
-    co_return std::nullopt; // ours already: nothing to claim
+  if (decision.action != Action::Apply) { // ours already: nothing to claim
+    run.claim = decision.action;
+    run.claimedOverUid = liveDriver != nullptr ? metadataField(*liveDriver, "uid") : "";
+    run.csiDriverChange = decision.detail;
   }
-  const std::string oldUid = liveDriver != nullptr ? metadataField(*liveDriver, "uid") : "";
-  auto written = co_await kube::attempt(claimCSIDriver(decision.action, desired, oldUid));
+  co_return std::nullopt;
+}
+
+asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
+  if (run.claim != Action::Create && run.claim != Action::Recreate) {
+    co_return std::nullopt;
+  }
+  Observed& o = run.observed;
+  const std::string& driverName = run.spec->spec.driverName;
+  auto written =
+      co_await kube::attempt(claimCSIDriver(run.claim, run.desiredCSIDriver(), run.claimedOverUid));
   if (written.alreadyExists() || written.conflict() || written.notFound()) {
     // Someone created or changed it between the cache's read and this write: decide again from
     // the cache, which will show it.
@@ -62,9 +73,9 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   if (!written) {
     co_return ReconcileResult::error(written.message());
   }
-  if (decision.action == Action::Recreate) {
-    o.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " + decision.detail +
-                           " changed (immutable on a CSIDriver)";
+  if (run.claim == Action::Recreate) {
+    o.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " +
+                           run.csiDriverChange + " changed (immutable on a CSIDriver)";
     co_await events_.record(run.dd, false, "CSIDriverRecreated", *o.csiDriverRecreated);
   }
   co_return std::nullopt;

@@ -50,7 +50,7 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
     }
   }
   in.users =
-      volumeUsersByNode(e.driverName, caches_.persistentVolumes.list(), caches_.volumeUsers.list());
+      volumeUsersByNode(e.driverName, caches_.persistentVolumes.list(), caches_.volumeUsers());
   const Json dsStatus = ds->value("status", Json::object());
   const Json params = strategy.value("whenVolumesUnused", Json::object());
   in.maxUnavailable =

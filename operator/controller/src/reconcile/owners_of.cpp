@@ -4,28 +4,21 @@
 #include <set>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/controller/caches.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::controller {
-namespace {
-
 using api::Json;
 using api::metadataField;
 using api::stringField;
-
-std::string ownerLabel(const Json& o) {
-  const Json labels = o.value("metadata", Json::object()).value("labels", Json::object());
-  return stringField(labels, api::kOwnerLabel);
-}
-
-} // namespace
 
 std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   const std::string kind = object.value("kind", std::string());
   if (kind == "DriverDeployment") {
     return {metadataField(object, "name")};
   }
-  if (const std::string owner = ownerLabel(object); !owner.empty() && kind != "CSIDriver") {
+  const std::string owner = ownerLabelOf(object);
+  if (!owner.empty() && kind != "CSIDriver" && kind != "Pod") {
     return {owner};
   }
   // A CSIDriver (ours or foreign) or a CSINode concerns the DriverDeployments of its driver(s);
@@ -33,8 +26,12 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   std::set<std::string> drivers;
   bool deletingOnly = false;
   std::vector<std::string> out;
+  if (!owner.empty()) {
+    out.push_back(owner); // a workload's pod (it may have volumes too)
+  }
+  const Json& volumes = api::member(api::member(object, "spec"), "volumes");
   // A Node, or a pod with volumes, concerns the node plugin rollouts waiting on that node.
-  if (kind == "Node" || kind == "Pod") {
+  if (kind == "Node" || (kind == "Pod" && volumes.is_array() && !volumes.empty())) {
     const std::string node = kind == "Node"
                                  ? metadataField(object, "name")
                                  : stringField(object.value("spec", Json::object()), "nodeName");

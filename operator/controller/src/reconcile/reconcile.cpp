@@ -1,6 +1,10 @@
 // The pass itself, and what every step reads: the live child, the children the operator made.
 #include <csiop/controller/reconciler.hpp>
 
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
 #include <csiop/api/json_access.hpp>
 #include <csiop/controller/decisions.hpp>
 #include <csiop/controller/field_ownership.hpp>
@@ -20,35 +24,53 @@ Reconciler::Reconciler(kube::Client& client, Caches& caches, EventRecorder& even
 
 asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   using Step = asio::awaitable<StepResult> (Reconciler::*)(ReconcileRun&);
-  static constexpr Step kSteps[] = {
-      &Reconciler::holdWhilePaused,                   // pause.cpp
-      &Reconciler::finalizeUnlessBlocked,             // finalizer.cpp
-      &Reconciler::loadSpecOrReportInvalid,           // spec.cpp
-      &Reconciler::computeDesired,                    // desired.cpp
-      &Reconciler::checkPrerequisites,                // prerequisites.cpp
-      &Reconciler::ensureFinalizerAndClaimDriverName, // below: finalizer.cpp, driver_name.cpp
-      &Reconciler::applyChildren,                     // children.cpp
-      &Reconciler::prune,                             // prune.cpp
-      &Reconciler::rollNodePlugins,                   // node_plugins.cpp
-      &Reconciler::reportStatus,                      // status_step.cpp
+  struct NamedStep {
+    Step step;
+    const char* name;
+  };
+  static constexpr NamedStep kSteps[] = {
+      {&Reconciler::holdWhilePaused, "pause"},            // pause.cpp
+      {&Reconciler::finalizeUnlessBlocked, "finalize"},   // finalizer.cpp
+      {&Reconciler::loadSpecOrReportInvalid, "spec"},     // spec.cpp
+      {&Reconciler::computeDesired, "desired"},           // desired.cpp
+      {&Reconciler::checkPrerequisites, "prerequisites"}, // prerequisites.cpp
+      {&Reconciler::checkDriverName, "driverName"},       // driver_name.cpp
+      {&Reconciler::claimAlongWithIdentities, "claim"},   // below
+      {&Reconciler::applyChildren, "children"},           // children.cpp
+      {&Reconciler::prune, "prune"},                      // prune.cpp
+      {&Reconciler::rollNodePlugins, "nodePlugins"},      // node_plugins.cpp
+      {&Reconciler::reportStatus, "status"},              // status_step.cpp
   };
   std::optional<ReconcileRun> run = takeSnapshot(name); // snapshot.cpp
   if (!run) {
     co_return ReconcileResult::done();
   }
-  for (const Step step : kSteps) {
-    if (StepResult end = co_await (this->*step)(*run)) {
+  // At debug level, how long each step took (the waits on the API server are most of it).
+  const bool timed = spdlog::should_log(spdlog::level::debug);
+  std::string timings;
+  for (const NamedStep& s : kSteps) {
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<ReconcileResult> end = co_await (this->*s.step)(*run);
+    if (timed) {
+      const std::chrono::duration<double, std::milli> took =
+          std::chrono::steady_clock::now() - start;
+      timings += fmt::format(" {} {:.1f}", s.name, took.count());
+    }
+    if (end) {
+      spdlog::debug("reconciled {}, ended by {} (ms:{})", name, s.name, timings);
       co_return std::move(*end);
     }
   }
+  spdlog::debug("reconciled {} (ms:{})", name, timings);
   co_return ReconcileResult::done();
 }
 
-asio::awaitable<StepResult> Reconciler::ensureFinalizerAndClaimDriverName(ReconcileRun& run) {
-  std::vector<asio::awaitable<StepResult>> both;
-  both.push_back(ensureFinalizer(run));
-  both.push_back(claimDriverName(run));
-  std::vector<StepResult> results = co_await runtime::allOf(std::move(both));
+asio::awaitable<StepResult> Reconciler::claimAlongWithIdentities(ReconcileRun& run) {
+  std::vector<asio::awaitable<StepResult>> first;
+  first.push_back(ensureFinalizer(run));
+  first.push_back(claimDriverName(run));
+  first.push_back(applyServiceAccounts(run));
+  std::vector<StepResult> results = co_await runtime::allOf(std::move(first));
   for (StepResult& result : results) {
     if (result) {
       co_return std::move(result);

@@ -8,6 +8,7 @@
 
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/types.hpp>
+#include <csiop/controller/decisions.hpp>
 #include <csiop/controller/status.hpp>
 
 namespace csiop::controller {
@@ -37,9 +38,16 @@ struct ReconcileRun {
   // checkPrerequisites: the kinds of desired children whose API is not served (not applied).
   std::set<std::string> unservedKinds;
 
-  // claimDriverName: the CSIDriver is this DriverDeployment's (just claimed, or out of date):
-  // applyChildren applies it with its first wave.
+  // checkDriverName: what the driver name needs (a claim: Create or Recreate, the live
+  // CSIDriver's uid for the latter), and whether the CSIDriver is this DriverDeployment's and
+  // to be applied (with the children's first wave).
+  CSIDriverDecision::Action claim = CSIDriverDecision::Action::Keep;
+  std::string claimedOverUid;
+  std::string csiDriverChange; // Recreate: the immutable fields that changed
   bool applyCSIDriver = false;
+  // claimAlongWithIdentities: the ServiceAccounts were applied with the claim (their namespace
+  // was there), so the workloads go with the first wave.
+  bool serviceAccountsApplied = false;
 
   const api::Json& desiredCSIDriver() const;
 };

@@ -4,7 +4,8 @@
 // kind, selected by the owner label, and the pods of the workloads (read only,
 // for the status: why a pod does not run). For the volumes of each driver
 // (deletion protection): every PersistentVolume and VolumeAttachment, and the
-// pods that have volumes, cut down to what that needs (keepVolumeUser()).
+// pods that have volumes, cut down to what that needs (keepVolumeUser()). Both
+// kinds of pod come from one watch of every pod (keepPod()).
 #pragma once
 
 #include <memory>
@@ -24,19 +25,30 @@ using runtime::Informer;
 // nodes, pods and DriverDeployments grow.
 // - kByOwner: the owner label's value (the DriverDeployment's name), on every cache selected
 //   by it (children, pods, controllerRevisions) and on the CSIDrivers;
-// - kByDriver: spec.driverName of a DriverDeployment; each driver registered in a CSINode.
+// - kByDriver: spec.driverName of a DriverDeployment; each driver registered in a CSINode;
+// - kUsesVolumes: "true" on the pods that have a volume the volume decisions read.
 inline constexpr const char* kByOwner = "owner";
 inline constexpr const char* kByDriver = "driver";
+inline constexpr const char* kUsesVolumes = "volumes";
+
+// The owner label's value: the DriverDeployment an object was made for ("" : none).
+std::string ownerLabelOf(const Json& object);
 
 // What the many-object caches build of each object as it is parsed (kube/field_mask.hpp): what
-// their transforms read (keepWorkloadPod, keepVolumeUser, a Node's name, annotation and
-// unschedulable, a CSINode's drivers) and nothing else.
-kube::FieldMask workloadPodFields();
-kube::FieldMask volumeUserFields();
+// their transforms read (keepPod, a Node's name, annotation and unschedulable, a CSINode's
+// drivers) and nothing else.
+kube::FieldMask podFields();
 kube::FieldMask nodeFields();
 kube::FieldMask csiNodeFields();
-// The transforms of the Node and CSINode caches (keepWorkloadPod and keepVolumeUser are in
-// pod_problems.hpp and volume_usage.hpp).
+// What the children's caches build: all of a child but the field sets of its managedFields
+// entries (about a third of a workload), which the store cuts to who manages what
+// (runtime::managerSummary) anyway.
+kube::FieldMask childFields();
+// The transform of the pod cache: a pod carrying the owner label (a workload's) is cut as
+// keepWorkloadPod cuts it, with its volumes as keepVolumeUser keeps them; any other pod is kept
+// only if it has such volumes, as keepVolumeUser keeps it.
+bool keepPod(Json& pod);
+// The transforms of the Node and CSINode caches.
 bool cutDownNode(Json& node);
 bool cutDownCSINode(Json& csiNode);
 
@@ -51,10 +63,11 @@ struct Caches {
   Informer csiDrivers;
   Informer csiNodes; // cut down to the names of the drivers registered
   Informer namespaces;
-  Informer pods; // carry the owner label through the pod templates; never written
+  // Every pod keepPod() keeps: the workloads' (the owner label, through the pod templates;
+  // index kByOwner) and those with volumes (index kUsesVolumes). Never written.
+  Informer pods;
   Informer persistentVolumes;
   Informer volumeAttachments;
-  Informer volumeUsers; // every pod with a claim, generic ephemeral or CSI volume, cut down
   // For the WhenVolumesUnused node plugin rollout: every Node, cut down to its name, whether
   // it is cordoned and the operator's annotation; the node DaemonSets' revisions (owner label),
   // without their data.
@@ -78,6 +91,8 @@ struct Caches {
   std::size_t nodesRegistering(const std::string& driverName) const;
   // What of driver `driverName` is in use (deletion protection; the reconciler and the webhook).
   VolumeUsage volumesOf(const std::string& driverName) const;
+  // The pods with a claim, generic ephemeral or CSI volume.
+  std::vector<const Json*> volumeUsers() const;
   bool synced();
 
 private:

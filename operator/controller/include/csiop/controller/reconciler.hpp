@@ -2,9 +2,9 @@
 // (reconciler.cpp reads as the list; each step has its own file under src/reconcile/):
 //
 //   take a snapshot -> hold while paused -> finalize unless blocked -> load the spec (or report
-//   it invalid) -> compute the desired objects -> check the prerequisites -> ensure the
-//   finalizer and claim the driver name (at the same time) -> apply the children -> prune ->
-//   roll the node plugins -> write the status
+//   it invalid) -> compute the desired objects -> check the prerequisites -> check the driver
+//   name -> ensure the finalizer, claim the driver name and apply the ServiceAccounts (at the
+//   same time) -> apply the children -> prune -> roll the node plugins -> write the status
 //
 // Each step either goes on or ends the pass with a ReconcileResult (the last one always ends it).
 // Level-triggered and idempotent: every pass starts from the caches, and a converged
@@ -106,14 +106,20 @@ private:
   // create (render/prerequisites.hpp); what is missing is reported, and children of an API
   // that is not served are not applied.
   boost::asio::awaitable<StepResult> checkPrerequisites(ReconcileRun& run);
-  // reconcile.cpp: the next two at the same time (independent requests: one round trip before
-  // the children instead of two); the first result that ends the pass, in this order.
-  boost::asio::awaitable<StepResult> ensureFinalizerAndClaimDriverName(ReconcileRun& run);
+  // driver_name.cpp: the CSIDriver object decides who owns the driver name (from the cache): a
+  // name someone else holds is reported, and the pass ends before anything is written.
+  boost::asio::awaitable<StepResult> checkDriverName(ReconcileRun& run);
+  // reconcile.cpp: the next three at the same time (independent requests: one round trip
+  // before the children instead of two); the first result that ends the pass, in this order.
+  boost::asio::awaitable<StepResult> claimAlongWithIdentities(ReconcileRun& run);
   // finalizer.cpp: adds the finalizer if missing (not once the deletion has begun).
   boost::asio::awaitable<StepResult> ensureFinalizer(ReconcileRun& run);
-  // driver_name.cpp: the CSIDriver object decides who owns the driver name; a name that is
-  // ours and out of date is applied with the children's first wave (applyCSIDriver).
+  // driver_name.cpp: the claim checkDriverName decided, if any; a name that is ours and out of
+  // date is applied with the children's first wave (applyCSIDriver).
   boost::asio::awaitable<StepResult> claimDriverName(ReconcileRun& run);
+  // children.cpp: the ServiceAccounts, if their namespaces are there (no grant comes with
+  // them, and the workloads' pods need them): the workloads then need not wait a wave.
+  boost::asio::awaitable<StepResult> applyServiceAccounts(ReconcileRun& run);
   // children.cpp: the Namespace, then the other children in waves.
   boost::asio::awaitable<StepResult> applyChildren(ReconcileRun& run);
   // prune.cpp: deletes the children the spec no longer wants.
@@ -155,6 +161,10 @@ private:
                                               const api::Json& desired, std::string oldUid);
   // The whole CSIDriver applied, once claimed; an error line, or "" on success.
   boost::asio::awaitable<std::string> applyCSIDriver(const api::Json& desired);
+  // children.cpp: `members` at the same time (but those marked unmanaged); the errors go to the
+  // status.
+  boost::asio::awaitable<void> applyAtOnce(ReconcileRun& run,
+                                           const std::vector<const api::Json*>& members);
   // children.cpp: creates or applies one child; an error line, or "" on success.
   boost::asio::awaitable<std::string> applyChild(const api::Json& desired, const std::string& uid);
   // Not in the caches: a create; if it exists after all, as updateChild.

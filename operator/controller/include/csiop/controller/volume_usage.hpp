@@ -43,6 +43,9 @@ std::vector<std::string> driversUsedBy(const Json& object);
 // pod is cut down to what those decisions read (name, namespace, uid, owner
 // kinds, node, volumes' claim names and CSI drivers, phase).
 bool keepVolumeUser(Json& pod);
+// The volumes of a pod that volume decisions read, cut down as keepVolumeUser keeps them
+// (name, and the claim name, the CSI driver or an empty "ephemeral"); empty if it has none.
+Json keptVolumes(const Json& pod);
 
 // A pod that has finished (Succeeded or Failed) holds no volume any more.
 bool podTerminated(const Json& pod);

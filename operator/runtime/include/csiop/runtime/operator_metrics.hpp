@@ -45,6 +45,9 @@ public:
   void setDriverDeployments(std::size_t objects);
   // csiop_leader: 1 while this replica holds the lease, else 0.
   void setLeader(bool leader);
+  // csiop_cache_objects{resource} and csiop_cache_heap_bytes{resource}: the objects an informer
+  // cache holds and about how much heap they take (Store::heapBytes), as of the scrape.
+  void setCache(std::string_view resource, std::size_t objects, std::size_t heapBytes);
 
   // The text exposition format 0.0.4.
   std::string exposition() const;

@@ -62,6 +62,9 @@ public:
   const Json* get(const std::string& ns, const std::string& name) const;
   std::vector<const Json*> list() const;
   std::size_t size() const { return objects_.size(); }
+  // About how much heap the cached objects hold (heapBytesOf each, and the map's nodes): what
+  // this cache costs (csiop_cache_heap_bytes). Walks every object.
+  std::size_t heapBytes() const;
   std::vector<const Json*> byIndex(const std::string& index, const std::string& value) const;
   std::size_t countByIndex(const std::string& index, const std::string& value) const;
   const kube::ResourceRef& resource() const { return ref_; }
@@ -90,5 +93,11 @@ private:
 // object and never read; the names are what an operator needs to tell its own objects and to
 // take over what it created. As client-go's TransformStripManagedFields, but keeping the names.
 Json managerSummary(const Json& managedFields);
+
+// About how much heap a parsed object holds: every object, array and string nlohmann allocates
+// (a string longer than the small-string buffer twice: the std::string and its characters), each
+// rounded up to the allocator's chunk (glibc: 8 bytes of header, 16-byte multiples, at least
+// 32). An estimate of the allocator's view, not a measurement.
+std::size_t heapBytesOf(const Json& value);
 
 } // namespace csiop::runtime
