@@ -8,7 +8,9 @@
 #include <csiop/kube/client.hpp>
 #include <csiop/kube/config.hpp>
 
+#include "cluster.hpp"
 #include "context.hpp"
+#include "fleet.hpp"
 #include "peer.hpp"
 #include "scale.hpp"
 #include "scenarios.hpp"
@@ -135,6 +137,8 @@ asio::awaitable<int> body(const Options& o, std::filesystem::path kubeconfig, bo
       report.scale.emplace();
       co_await runScale(ctx, names.many, o.driversPerNode, argv, health, *report.scale);
       report.nodes = report.scale->nodes;
+    } else if (o.scenario == "fleet") {
+      co_await runFleet(ctx, names.many, report);
     } else {
       co_await runSingle(ctx, names.single, report);
       co_await runMany(ctx, names.many, report);
@@ -145,6 +149,9 @@ asio::awaitable<int> body(const Options& o, std::filesystem::path kubeconfig, bo
   }
   if (!failure.empty()) {
     report.problems.push_back("run aborted: " + failure);
+  }
+  if (report.fleet) {
+    report.fleet->controlPlaneRates = controlPlaneRates(kubeconfig);
   }
 
   // Clean up: the operator removes its finalizers, so it must still run.

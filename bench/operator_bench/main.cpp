@@ -11,9 +11,11 @@
 // DriverDeployment, in the 100-at-once burst (average and peak millicores), in the steady state
 // and for the 100 deletes. `--scenario scale --nodes 5000 --many 1000` measures the operator at
 // the size of a large cluster instead (scale.hpp); `--scenario peer --peer BIN --peer-source
-// DIR` measures csi-operator and ceph-csi-operator one after the other (peer.hpp). Progress
-// goes to stderr, the table to stdout. It measures, it asserts nothing; the exit code only
-// says whether every scenario ran.
+// DIR` measures csi-operator and ceph-csi-operator one after the other (peer.hpp); `--scenario
+// fleet` the DriverDeployments users run (5 by default) with a node plugin pod on every node,
+// on a cluster started with a raised API rate for the controller manager and the scheduler
+// (fleet.hpp). Progress goes to stderr, the table to stdout. It measures, it asserts nothing;
+// the exit code only says whether every scenario ran.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +23,7 @@
 #include "bench.hpp"
 #include "cluster.hpp"
 #include "context.hpp"
+#include "fleet.hpp"
 #include "machine.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", o.singleIterations, "Rounds of the 1-DriverDeployment case")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_option("--many", o.many, "DriverDeployments applied at once")
+  app.add_option("--many", o.many, "DriverDeployments applied at once (fleet: 5 unless given)")
       ->check(CLI::Range(1, 5000))
       ->capture_default_str();
   app.add_option("--steady-seconds", o.steadySeconds, "Steady-state window after convergence")
@@ -66,8 +69,10 @@ int main(int argc, char** argv) {
                  "standard: 1 DD repeated, then --many at once with their pods; scale: --many "
                  "DDs without pods on --nodes nodes whose CSINodes list --drivers-per-node "
                  "drivers each (CSINode updates, steady state, cold start); peer: the standard "
-                 "workload's phases for csi-operator, then for --peer, side by side")
-      ->check(CLI::IsMember({"standard", "scale", "peer"}))
+                 "workload's phases for csi-operator, then for --peer, side by side; fleet: "
+                 "--many DDs at once with a node plugin pod on every node (converge time, CPU "
+                 "per pod change, memory, steady state, deletion)")
+      ->check(CLI::IsMember({"standard", "scale", "peer", "fleet"}))
       ->capture_default_str();
   app.add_option("--peer", o.peerBinary,
                  "peer: the ceph-csi-operator binary measured after csi-operator (peer.hpp)")
@@ -80,6 +85,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--work-dir", o.workDir, "Where the operator log goes (default: a new /tmp dir)");
   CLI11_PARSE(app, argc, argv);
+  if (o.scenario == "fleet" && app.count("--many") == 0) {
+    o.many = kFleetDriverDeployments;
+  }
 
   Report report;
   report.machine = describeMachine();
@@ -90,8 +98,11 @@ int main(int argc, char** argv) {
   int code = 1;
   try {
     if (startCluster) {
-      progress("test/cluster/up --name " + o.clusterName + " --nodes " + std::to_string(o.nodes));
-      kubeconfig = clusterUp(CSIOP_SOURCE_DIR, o.clusterName, o.nodes);
+      const std::vector<std::string> upArgs =
+          o.scenario == "fleet" ? fleetClusterArgs() : std::vector<std::string>{};
+      progress("test/cluster/up --name " + o.clusterName + " --nodes " + std::to_string(o.nodes) +
+               (upArgs.empty() ? "" : " " + joined(upArgs)));
+      kubeconfig = clusterUp(CSIOP_SOURCE_DIR, o.clusterName, o.nodes, upArgs);
       report.cluster = "test/cluster '" + o.clusterName + "' (started by the benchmark)";
     } else {
       report.cluster = "kubeconfig " + o.kubeconfig;

@@ -14,11 +14,11 @@ struct Options {
   std::string operatorBinary;            // csi-operator to run
   std::vector<std::string> operatorArgs; // extra `csi-operator run` arguments
   int singleIterations = 20;             // create/measure/delete rounds of one DriverDeployment
-  int many = 100;                        // DriverDeployments applied at once
+  int many = 100;                        // DriverDeployments applied at once (fleet: 5)
   int steadySeconds = 30;                // steady-state window after convergence
   int timeoutSeconds = 900;              // per wait (children, Ready, gone)
   std::string workDir;                   // operator log; "": a new /tmp/csiop-bench-XXXXXX
-  std::string scenario = "standard";     // standard | scale (scale.hpp) | peer (peer.hpp)
+  std::string scenario = "standard";     // standard | scale.hpp | peer.hpp | fleet.hpp
   std::string peerBinary;                // peer: the ceph-csi-operator binary
   std::string peerSource;                // peer: its source checkout (for its CRDs)
   int driversPerNode = 4;                // scale: drivers each node's CSINode lists

@@ -13,8 +13,8 @@
 
 #include "async.hpp"
 #include "context.hpp"
-#include "machine.hpp"
 #include "metrics.hpp"
+#include "phase.hpp"
 #include "setup.hpp"
 #include "subjects.hpp"
 #include "workload_tracker.hpp"
@@ -97,18 +97,6 @@ private:
   asio::awaitable<void> waitNoPods(const std::string& ns);
   asio::awaitable<void> cleanUp(const std::vector<std::string>& names);
 
-  // Records the machine's and the operator's load since `from`.
-  void phase(const std::string& name, Clock::time_point from, const MachineCpu& machineFrom,
-             double operatorFrom) {
-    PhaseLoad p;
-    p.phase = name;
-    p.seconds = seconds(from, Clock::now());
-    p.machineBusyPercent = busyPercent(machineFrom, readMachineCpu());
-    p.operatorCpuSeconds = readCpuSeconds(pid()) - operatorFrom;
-    p.loadAverage = loadAverage();
-    f_.phases.push_back(std::move(p));
-  }
-
   const Options& o_;
   kube::Client& client_;
   const Subject& s_;
@@ -185,9 +173,7 @@ asio::awaitable<void> SubjectRun::removeLeftCsiDriver(const std::string& name) {
 
 asio::awaitable<void> SubjectRun::singleRounds(const std::string& name) {
   double cpu = 0;
-  const auto from = Clock::now();
-  const MachineCpu machine = readMachineCpu();
-  const double operatorFrom = readCpuSeconds(pid());
+  const PhaseMeter phase(pid());
   for (int i = 0; i < o_.singleIterations; ++i) {
     Json cr = s_.cr(name);
     const std::string ns = s_.crNamespace();
@@ -222,7 +208,7 @@ asio::awaitable<void> SubjectRun::singleRounds(const std::string& name) {
     co_await waitNoPods(podNamespace);
   }
   f_.singleCpuSeconds = cpu;
-  phase(std::to_string(o_.singleIterations) + " single rounds", from, machine, operatorFrom);
+  f_.phases.push_back(phase.finish(std::to_string(o_.singleIterations) + " single rounds"));
 }
 
 asio::awaitable<void> SubjectRun::waitNoPods(const std::string& ns) {
@@ -286,7 +272,7 @@ asio::awaitable<void> SubjectRun::createMany(const std::vector<std::string>& nam
   }
   co_await warmConnections(client_, f_.many);
   const MetricsSnapshot before = co_await scrape(metrics_);
-  const MachineCpu machine = readMachineCpu();
+  const PhaseMeter phase(pid());
   const double cpuBefore = readCpuSeconds(pid());
   const auto start = Clock::now();
   int pending = f_.many;
@@ -333,12 +319,12 @@ asio::awaitable<void> SubjectRun::createMany(const std::vector<std::string>& nam
   f_.manyRequests = after.sum(s_.requestMetric) - before.sum(s_.requestMetric);
   f_.manyReconciles = after.sum(s_.reconcileMetric) - before.sum(s_.reconcileMetric);
   f_.convergedMemory = readMemory(pid());
-  phase(std::to_string(f_.many) + " created at once, to idle", start, machine, cpuBefore);
+  f_.phases.push_back(phase.finish(std::to_string(f_.many) + " created at once, to idle"));
 }
 
 asio::awaitable<void> SubjectRun::deleteMany(const std::vector<std::string>& names) {
   co_await warmConnections(client_, static_cast<int>(names.size()));
-  const MachineCpu machine = readMachineCpu();
+  const PhaseMeter phase(pid());
   const double cpuBefore = readCpuSeconds(pid());
   const auto start = Clock::now();
   int pending = static_cast<int>(names.size());
@@ -361,7 +347,7 @@ asio::awaitable<void> SubjectRun::deleteMany(const std::vector<std::string>& nam
   }
   f_.deleteAllSeconds = seconds(start, last);
   f_.deleteCpuSeconds = readCpuSeconds(pid()) - cpuBefore;
-  phase(std::to_string(names.size()) + " deleted at once", start, machine, cpuBefore);
+  f_.phases.push_back(phase.finish(std::to_string(names.size()) + " deleted at once"));
 }
 
 // Not measured: the CSIDrivers the peer leaves, the node registrations and the pods the
@@ -394,12 +380,10 @@ asio::awaitable<void> SubjectRun::run(std::string single, std::vector<std::strin
   co_await startOperator();
   std::string failure;
   try {
-    const MachineCpu machine = readMachineCpu();
-    const double cpuBefore = readCpuSeconds(pid());
-    const auto from = Clock::now();
+    const PhaseMeter phase(pid());
     co_await pause(5s);
     f_.idleMemory = readMemory(pid());
-    phase("idle", from, machine, cpuBefore);
+    f_.phases.push_back(phase.finish("idle"));
     co_await singleRounds(single);
     co_await createMany(many);
     co_await deleteMany(many);

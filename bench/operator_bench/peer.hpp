@@ -18,17 +18,10 @@
 #include <csiop/kube/client.hpp>
 
 #include "options.hpp"
+#include "phase.hpp"
 #include "process.hpp"
 
 namespace csiop::bench {
-
-struct PhaseLoad {
-  std::string phase;
-  double seconds = 0;
-  double machineBusyPercent = 0; // all cores, the operator and the control plane included
-  double operatorCpuSeconds = 0;
-  std::string loadAverage; // at the end of the phase
-};
 
 struct SubjectFigures {
   std::string title;

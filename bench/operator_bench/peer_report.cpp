@@ -47,12 +47,7 @@ std::optional<double> mib(const std::optional<MemoryUsage>& m, long MemoryUsage:
 void subjectNotes(std::ostream& out, const SubjectFigures& f) {
   out << "\n" << f.title << "\n  command  " << f.command << "\n  log      " << f.log << "\n";
   for (const auto& phase : f.phases) {
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "  %-34s %7.1f s  machine %5.1f %% busy  operator %7.2f s CPU  load %s\n",
-                  phase.phase.c_str(), phase.seconds, phase.machineBusyPercent,
-                  phase.operatorCpuSeconds, phase.loadAverage.c_str());
-    out << line;
+    printPhase(out, phase);
   }
   if (f.leavesCsiDriver) {
     out << "  it does not delete the CSIDriver of a deleted custom resource: the harness does, "

@@ -5,24 +5,11 @@
 #include <cstdio>
 #include <map>
 
+#include "report_rows.hpp"
 #include "stats.hpp"
 
 namespace csiop::bench {
 namespace {
-
-std::string format(const char* fmt, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, fmt, value);
-  return buffer;
-}
-
-std::string counts(const std::map<std::string, double>& byKey) {
-  std::string out;
-  for (const auto& [key, value] : byKey) {
-    out += (out.empty() ? "" : ", ") + key + " " + format("%.0f", value);
-  }
-  return out.empty() ? "-" : out;
-}
 
 void latencyRow(std::ostream& out, const std::string& what, const std::vector<double>& ms,
                 int expected) {
@@ -34,47 +21,6 @@ void latencyRow(std::ostream& out, const std::string& what, const std::vector<do
     const Summary s = summarize(ms);
     std::snprintf(line, sizeof line, "  %-38s %5zu/%-4d %8.0f %8.0f %8.0f %8.0f\n", what.c_str(),
                   s.n, expected, s.min, s.p50, s.p99, s.max);
-  }
-  out << line;
-}
-
-void usageRows(std::ostream& out, const ApiUsage& u, int driverDeployments) {
-  out << "    window                               " << format("%.1f s", u.seconds) << "\n";
-  out << "    reconciles                           " << format("%.0f", u.reconciles) << "  ("
-      << counts(u.reconcilesByResult) << ")\n";
-  out << "    API requests                         " << format("%.0f", u.requests) << "  ("
-      << counts(u.requestsByVerb) << ")\n";
-  out << "    API requests by code                 " << counts(u.requestsByCode) << "\n";
-  out << "    API requests per reconcile           "
-      << (u.reconciles > 0 ? format("%.2f", u.requests / u.reconciles) : "-") << "\n";
-  out << "    mutating requests                    " << format("%.0f", u.mutating) << "\n";
-  if (driverDeployments > 0) {
-    out << "    mutating requests per DD created     "
-        << format("%.2f", u.mutating / driverDeployments) << "\n";
-    out << "    reconciles per DD                    "
-        << format("%.2f", u.reconciles / driverDeployments) << "\n";
-  }
-}
-
-void memoryRow(std::ostream& out, const std::string& what, const std::optional<MemoryUsage>& m) {
-  char line[160];
-  if (!m) {
-    std::snprintf(line, sizeof line, "  %-38s %10s %10s\n", what.c_str(), "-", "-");
-  } else {
-    std::snprintf(line, sizeof line, "  %-38s %7.1f MiB %6.1f MiB\n", what.c_str(),
-                  static_cast<double>(m->rssKb) / 1024.0, static_cast<double>(m->hwmKb) / 1024.0);
-  }
-  out << line;
-}
-
-void cpuRow(std::ostream& out, const std::string& what, const std::optional<CpuUsage>& c) {
-  char line[160];
-  if (!c) {
-    std::snprintf(line, sizeof line, "  %-38s %7s %9s %8s %9s\n", what.c_str(), "-", "-", "-", "-");
-  } else {
-    const std::string peak = c->peakMillicores ? format("%.0f", *c->peakMillicores) : "-";
-    std::snprintf(line, sizeof line, "  %-38s %5.1f s %7.2f s %8.0f %9s\n", what.c_str(),
-                  c->wallSeconds, c->cpuSeconds, c->millicores(), peak.c_str());
   }
   out << line;
 }
@@ -165,6 +111,18 @@ void scaleReport(std::ostream& out, const ScaleReport& s) {
   memoryRow(out, "memory after the cold start", s.restartMemory);
 }
 
+// The benchmark's own figures and the problems of the run.
+void footer(std::ostream& out, const Report& r) {
+  out << "\nbenchmark   " << r.watchEvents << " watch events read, wall time "
+      << format("%.0f s", r.wallSeconds) << "\n";
+  if (!r.problems.empty()) {
+    out << "\nproblems:\n";
+    for (const auto& p : r.problems) {
+      out << "  - " << p << "\n";
+    }
+  }
+}
+
 } // namespace
 
 void printReport(std::ostream& out, const Report& r) {
@@ -186,14 +144,17 @@ void printReport(std::ostream& out, const Report& r) {
   }
   out << "operator    " << r.operatorCommand << "\n";
   out << "            log: " << r.operatorLog << "\n";
+  if (r.fleet) {
+    printFleetReport(out, *r.fleet);
+    out << "\noperator memory                               VmRSS      VmHWM\n";
+    memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);
+    footer(out, r);
+    return;
+  }
   if (r.scale) {
     scaleReport(out, *r.scale);
     memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);
-    out << "\nbenchmark   " << r.watchEvents << " watch events read, wall time "
-        << format("%.0f s", r.wallSeconds) << "\n";
-    for (const auto& p : r.problems) {
-      out << "  - " << p << "\n";
-    }
+    footer(out, r);
     return;
   }
   out << "workload    hostpath-like DriverDeployment (examples/hostpath.yaml, own name, driver "
@@ -256,14 +217,7 @@ void printReport(std::ostream& out, const Report& r) {
   cpuRow(out, "steady state, " + std::to_string(r.many) + " DDs", r.steadyCpu);
   cpuRow(out, std::to_string(r.many) + " DDs: deletes -> all gone", r.deleteManyCpu);
 
-  out << "\nbenchmark   " << r.watchEvents << " watch events read, wall time "
-      << format("%.0f s", r.wallSeconds) << "\n";
-  if (!r.problems.empty()) {
-    out << "\nproblems:\n";
-    for (const auto& p : r.problems) {
-      out << "  - " << p << "\n";
-    }
-  }
+  footer(out, r);
 }
 
 } // namespace csiop::bench

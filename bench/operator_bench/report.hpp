@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fleet.hpp"
 #include "machine.hpp"
 #include "metrics.hpp"
 #include "peer.hpp"
@@ -55,6 +56,7 @@ struct Report {
   std::size_t watchEvents = 0;           // read by the benchmark's watches
   std::optional<ScaleReport> scale;      // --scenario scale
   std::optional<PeerReport> peer;        // --scenario peer
+  std::optional<FleetReport> fleet;      // --scenario fleet
 
   std::vector<std::string> problems;
   double wallSeconds = 0;

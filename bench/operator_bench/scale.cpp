@@ -8,6 +8,7 @@
 
 #include <csiop/api/json_access.hpp>
 
+#include "batch.hpp"
 #include "scenarios.hpp"
 #include "setup.hpp"
 #include "workload.hpp"
@@ -132,22 +133,13 @@ asio::awaitable<void> runScale(Context& ctx, std::vector<std::string> names, int
   out.createSpanMs = millisSince(start, Clock::now());
   progress(std::to_string(names.size()) + " DDs created");
   const std::function<bool()> allChildren = [&] {
-    for (const auto& name : names) {
-      if (!ctx.tracker.timing(name).childrenAt) {
-        return false;
-      }
-    }
-    return true;
+    return lastOf(ctx.tracker, names, &Timing::childrenAt).has_value();
   };
   if (!co_await waitUntil(ctx, allChildren, ctx.timeout(), 100ms)) {
     throw std::runtime_error("not every child of every DD after " +
                              std::to_string(ctx.options.timeoutSeconds) + " s");
   }
-  Clock::time_point lastChild = start;
-  for (const auto& name : names) {
-    lastChild = std::max(lastChild, *ctx.tracker.timing(name).childrenAt);
-  }
-  out.allChildrenMs = millisSince(start, lastChild);
+  out.allChildrenMs = millisSince(start, *lastOf(ctx.tracker, names, &Timing::childrenAt));
   progress("every child of every DD exists; waiting until the operator is idle");
   const MetricsSnapshot converged = co_await waitOperatorIdle(ctx, 3s, ctx.timeout());
   out.idleMs = millisSince(start, Clock::now()) - 3000; // the quiet 3 s are not work
@@ -201,13 +193,9 @@ asio::awaitable<void> runScale(Context& ctx, std::vector<std::string> names, int
   progress(std::to_string(out.csiNodeUpdates) + " CSINode updates done");
 
   // 4. Steady state.
-  const MetricsSnapshot steadyStart = co_await scrape(ctx.metrics);
-  CpuMeter steadyCpu(ctx.operatorProcess.pid());
-  start = Clock::now();
-  co_await pause(std::chrono::seconds(ctx.options.steadySeconds));
-  out.steadyCpu = steadyCpu.finish();
-  out.steady = usageBetween(steadyStart, co_await scrape(ctx.metrics),
-                            millisSince(start, Clock::now()) / 1000.0);
+  const SteadyState steady = co_await measureSteady(ctx);
+  out.steady = steady.usage;
+  out.steadyCpu = steady.cpu;
   progress("steady state measured");
 
   // 5. Cold start: the operator stopped and started again relists everything and reconciles

@@ -2,11 +2,9 @@
 
 #include <cmath>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-
 #include <csiop/api/json_access.hpp>
 
+#include "batch.hpp"
 #include "setup.hpp"
 #include "workload.hpp"
 
@@ -19,33 +17,6 @@ using namespace std::chrono_literals;
 
 std::string ms(double value) {
   return std::to_string(static_cast<long>(value)) + " ms";
-}
-
-// Creates one DriverDeployment and tells the tracker; errors go to `errors`. Never throws (it
-// runs detached).
-asio::awaitable<void> createOne(Context& ctx, std::string name, int& pending,
-                                std::vector<std::string>& errors) {
-  try {
-    Json dd = driverDeployment(name);
-    ctx.tracker.expect(name, expectedObjects(dd));
-    const Json created = co_await ctx.client.create(r::driverdeployments, std::move(dd));
-    ctx.tracker.created(name, api::metadataField(created, "uid"), Clock::now());
-  } catch (const std::exception& e) {
-    errors.push_back("create " + name + ": " + e.what());
-  }
-  --pending;
-}
-
-asio::awaitable<void> deleteOne(Context& ctx, std::string name, int& pending,
-                                std::map<std::string, Clock::time_point>& returned,
-                                std::vector<std::string>& errors) {
-  try {
-    co_await ctx.client.remove(r::driverdeployments, "", name);
-    returned[name] = Clock::now();
-  } catch (const std::exception& e) {
-    errors.push_back("delete " + name + ": " + e.what());
-  }
-  --pending;
 }
 
 // Every expected kind must be one the tracker watches, or "created" could never be seen.
@@ -81,6 +52,19 @@ asio::awaitable<MetricsSnapshot> waitOperatorIdle(Context& ctx, std::chrono::mil
     last = std::move(now);
   }
   co_return last;
+}
+
+asio::awaitable<SteadyState> measureSteady(Context& ctx) {
+  progress("steady state: " + std::to_string(ctx.options.steadySeconds) + " s");
+  const MetricsSnapshot start = co_await scrape(ctx.metrics);
+  const auto from = Clock::now();
+  CpuMeter cpu(ctx.operatorProcess.pid(), 1s);
+  co_await pause(std::chrono::seconds(ctx.options.steadySeconds));
+  SteadyState out;
+  out.cpu = cpu.finish();
+  const MetricsSnapshot end = co_await scrape(ctx.metrics);
+  out.usage = usageBetween(start, end, millisSince(from, Clock::now()) / 1000.0);
+  co_return out;
 }
 
 asio::awaitable<void> runSingle(Context& ctx, std::string name, Report& report) {
@@ -151,28 +135,15 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
   report.many = static_cast<int>(names.size());
   co_await warmConnections(ctx.client, report.many);
   const MetricsSnapshot before = co_await scrape(ctx.metrics);
-  const auto start = Clock::now();
   CpuMeter cpu(ctx.operatorProcess.pid(), 1s);
-  int pending = report.many;
-  std::vector<std::string> errors;
-  for (const auto& name : names) {
-    asio::co_spawn(ctx.client.executor(), createOne(ctx, name, pending, errors), asio::detached);
-  }
-  const std::function<bool()> allCreated = [&] { return pending == 0; };
-  co_await waitUntil(ctx, allCreated, ctx.timeout());
-  for (const auto& e : errors) {
+  const Batch created = co_await createAtOnce(ctx, names);
+  const auto start = created.sentAt;
+  for (const auto& e : created.errors) {
     report.problems.push_back(e);
   }
   // Only what was created can be waited for.
-  std::erase_if(names, [&](const std::string& name) {
-    const Timing* t = ctx.tracker.find(name);
-    return t == nullptr || t->uid.empty();
-  });
-  Clock::time_point lastCreate = start;
-  for (const auto& name : names) {
-    lastCreate = std::max(lastCreate, ctx.tracker.timing(name).createdAt);
-  }
-  report.manyCreateSpanMs = millisSince(start, lastCreate);
+  names = created.succeeded();
+  report.manyCreateSpanMs = created.spanMs();
   progress(std::to_string(names.size()) + " DDs created in " + ms(*report.manyCreateSpanMs));
   const int n = static_cast<int>(names.size());
 
@@ -224,57 +195,36 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
   report.manyRun = usageBetween(before, after, millisSince(start, Clock::now()) / 1000.0);
   report.manyCpu = cpu.finish();
 
-  progress("steady state: " + std::to_string(ctx.options.steadySeconds) + " s");
-  const MetricsSnapshot steadyStart = co_await scrape(ctx.metrics);
-  const auto steadyFrom = Clock::now();
-  CpuMeter steadyCpu(ctx.operatorProcess.pid(), 1s);
-  co_await pause(std::chrono::seconds(ctx.options.steadySeconds));
-  report.steadyCpu = steadyCpu.finish();
-  const MetricsSnapshot steadyEnd = co_await scrape(ctx.metrics);
-  report.steady =
-      usageBetween(steadyStart, steadyEnd, millisSince(steadyFrom, Clock::now()) / 1000.0);
+  const SteadyState steady = co_await measureSteady(ctx);
+  report.steady = steady.usage;
+  report.steadyCpu = steady.cpu;
   report.loadedMemory = readMemory(ctx.operatorProcess.pid());
 }
 
 asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, Report& report) {
   const int n = static_cast<int>(names.size());
   const MetricsSnapshot before = co_await scrape(ctx.metrics);
-  const auto start = Clock::now();
   CpuMeter cpu(ctx.operatorProcess.pid(), 1s);
-  int pending = n;
-  std::map<std::string, Clock::time_point> returned;
-  std::vector<std::string> errors;
-  for (const auto& name : names) {
-    asio::co_spawn(ctx.client.executor(), deleteOne(ctx, name, pending, returned, errors),
-                   asio::detached);
-  }
-  const std::function<bool()> allDeleted = [&] { return pending == 0; };
-  co_await waitUntil(ctx, allDeleted, ctx.timeout());
-  for (const auto& e : errors) {
+  const Batch deleted = co_await deleteAtOnce(ctx, names);
+  for (const auto& e : deleted.errors) {
     report.problems.push_back(e);
   }
-  const std::function<bool()> allGone = [&] {
-    for (const auto& name : names) {
-      if (!ctx.tracker.gone(name)) {
-        return false;
-      }
-    }
-    return true;
-  };
-  const bool gone = co_await waitUntil(ctx, allGone, ctx.timeout(), 50ms);
+  const std::function<bool()> gone = [&] { return allGone(ctx.tracker, names); };
+  const bool allDeleted = co_await waitUntil(ctx, gone, ctx.timeout(), 50ms);
   report.deleteManyCpu = cpu.finish();
   // The requests and reconciles the deletion cost, up to the moment the last one was gone.
   const MetricsSnapshot after = co_await scrape(ctx.metrics);
-  report.deleteRun = usageBetween(before, after, millisSince(start, Clock::now()) / 1000.0);
-  Clock::time_point last = start;
-  for (const auto& [name, at] : returned) {
-    if (const auto deleted = ctx.tracker.deletedAt(name); deleted && ctx.tracker.gone(name)) {
-      report.manySeries.deleteMs.push_back(std::max(0.0, millisSince(at, *deleted)));
-      last = std::max(last, *deleted);
+  report.deleteRun =
+      usageBetween(before, after, millisSince(deleted.sentAt, Clock::now()) / 1000.0);
+  Clock::time_point last = deleted.sentAt;
+  for (const auto& [name, at] : deleted.returnedAt) {
+    if (const auto deletedAt = ctx.tracker.deletedAt(name); deletedAt && ctx.tracker.gone(name)) {
+      report.manySeries.deleteMs.push_back(std::max(0.0, millisSince(at, *deletedAt)));
+      last = std::max(last, *deletedAt);
     }
   }
-  if (gone) {
-    report.manyDeleteAllMs = millisSince(start, last);
+  if (allDeleted) {
+    report.manyDeleteAllMs = millisSince(deleted.sentAt, last);
   } else {
     report.problems.push_back(std::to_string(n) + " DDs: not all gone after " +
                               std::to_string(ctx.options.timeoutSeconds) + " s");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@ namespace csiop::bench {
 // most `limit`); returns the last scrape.
 boost::asio::awaitable<MetricsSnapshot>
 waitOperatorIdle(Context& ctx, std::chrono::milliseconds quiet, std::chrono::milliseconds limit);
+
+// options.steadySeconds in which nothing is asked of the operator: what it did anyway (it
+// should write nothing) and its CPU time, sampled every 1 s for the peak.
+struct SteadyState {
+  std::optional<ApiUsage> usage;
+  std::optional<CpuUsage> cpu;
+};
+boost::asio::awaitable<SteadyState> measureSteady(Context& ctx);
 
 // options.singleIterations times: create DriverDeployment `name`, wait until every rendered
 // object exists and it is Ready, delete it, wait until it and its children are gone and its

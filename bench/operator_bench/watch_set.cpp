@@ -11,12 +11,14 @@ namespace csiop::bench {
 
 namespace asio = boost::asio;
 
-void WatchSet::start(kube::ResourceRef ref, std::string labelSelector, Handlers handlers) {
+void WatchSet::start(kube::ResourceRef ref, std::string labelSelector, Handlers handlers,
+                     std::optional<kube::FieldMask> fields) {
   ++loops_;
   ++started_;
-  asio::co_spawn(client_.executor(),
-                 loop(std::move(ref), std::move(labelSelector), std::move(handlers)),
-                 asio::detached);
+  asio::co_spawn(
+      client_.executor(),
+      loop(std::move(ref), std::move(labelSelector), std::move(handlers), std::move(fields)),
+      asio::detached);
 }
 
 void WatchSet::stop() {
@@ -26,8 +28,9 @@ void WatchSet::stop() {
   }
 }
 
-asio::awaitable<void> WatchSet::loop(kube::ResourceRef ref, std::string selector,
-                                     Handlers handlers) {
+asio::awaitable<void> WatchSet::loop(kube::ResourceRef ref, std::string selector, Handlers handlers,
+                                     std::optional<kube::FieldMask> fields) {
+  const kube::FieldMask* mask = fields ? &*fields : nullptr;
   std::chrono::milliseconds backoff{200};
   while (!stopping_) {
     std::string resourceVersion;
@@ -35,6 +38,7 @@ asio::awaitable<void> WatchSet::loop(kube::ResourceRef ref, std::string selector
     try {
       kube::ListOptions listOptions;
       listOptions.labelSelector = selector;
+      listOptions.fields = mask;
       const kube::ListResult list = co_await client_.listAll(ref, "", listOptions);
       handlers.listed(list.items, Clock::now());
       resourceVersion = list.resourceVersion;
@@ -56,6 +60,7 @@ asio::awaitable<void> WatchSet::loop(kube::ResourceRef ref, std::string selector
         watchOptions.resourceVersion = resourceVersion;
         watchOptions.labelSelector = selector;
         watchOptions.timeoutSeconds = 300;
+        watchOptions.fields = mask;
         kube::Watch w = co_await client_.watch(ref, "", watchOptions);
         watches_[ref.resource] = &w;
         if (stopping_) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <csiop/kube/client.hpp>
+#include <csiop/kube/field_mask.hpp>
 
 namespace csiop::bench {
 
@@ -32,8 +34,11 @@ public:
   WatchSet(const WatchSet&) = delete;
   WatchSet& operator=(const WatchSet&) = delete;
 
-  // Spawns the loop of one resource (all namespaces) on the client's executor.
-  void start(kube::ResourceRef ref, std::string labelSelector, Handlers handlers);
+  // Spawns the loop of one resource (all namespaces) on the client's executor. `fields`: what
+  // to build of each object as it is parsed (field_mask.hpp; none: all of it); it must keep
+  // metadata.resourceVersion, which a watch the server ended goes on from.
+  void start(kube::ResourceRef ref, std::string labelSelector, Handlers handlers,
+             std::optional<kube::FieldMask> fields = std::nullopt);
   // Cancels the watches; stopped() once every loop has returned.
   void stop();
   bool stopped() const { return loops_ == 0; }
@@ -42,7 +47,8 @@ public:
   std::size_t events() const { return events_; }
 
 private:
-  boost::asio::awaitable<void> loop(kube::ResourceRef ref, std::string selector, Handlers handlers);
+  boost::asio::awaitable<void> loop(kube::ResourceRef ref, std::string selector, Handlers handlers,
+                                    std::optional<kube::FieldMask> fields);
 
   kube::Client& client_;
   bool stopping_ = false;

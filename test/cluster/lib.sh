@@ -85,12 +85,23 @@ k8s_version_ldflags() {
 
 state_root() { printf '%s\n' "${CSIOP_STATE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/csi-operator-cluster}"; }
 
-# Parses the common --name option (and, for up, --nodes, --real-node and
-# --apiserver-arg) into NAME/NODES/REAL_NODE/APISERVER_EXTRA_ARGS.
+# Parses the common --name option (and, for up, --nodes, --real-node, --apiserver-arg,
+# --controller-manager-arg and --scheduler-arg) into NAME/NODES/REAL_NODE and the
+# *_EXTRA_ARGS arrays.
 NAME=csiop
 NODES=2
 REAL_NODE=""            # up only: also start a real node (containerd + kubelet + kube-proxy)
 APISERVER_EXTRA_ARGS=() # up only: extra kube-apiserver flags (e.g. --runtime-config=...)
+KCM_EXTRA_ARGS=()       # up only: extra kube-controller-manager flags (e.g. --kube-api-qps=500)
+SCHEDULER_EXTRA_ARGS=() # up only: extra kube-scheduler flags (e.g. --kube-api-qps=500)
+# add_extra_arg OPTION FLAG: FLAG for the component of OPTION (--apiserver-arg, ...).
+add_extra_arg() {
+  case "$1" in
+    --apiserver-arg) APISERVER_EXTRA_ARGS+=("$2") ;;
+    --controller-manager-arg) KCM_EXTRA_ARGS+=("$2") ;;
+    --scheduler-arg) SCHEDULER_EXTRA_ARGS+=("$2") ;;
+  esac
+}
 parse_args() {
   local allow_nodes=$1
   shift
@@ -108,12 +119,12 @@ parse_args() {
         [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
         # shellcheck disable=SC2034 # used by up
         REAL_NODE=1; shift ;;
-      --apiserver-arg)
+      --apiserver-arg | --controller-manager-arg | --scheduler-arg)
         [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
-        [[ $# -ge 2 ]] || die "--apiserver-arg needs a value"; APISERVER_EXTRA_ARGS+=("$2"); shift 2 ;;
-      --apiserver-arg=*)
-        [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
-        APISERVER_EXTRA_ARGS+=("${1#--apiserver-arg=}"); shift ;;
+        [[ $# -ge 2 ]] || die "$1 needs a value"; add_extra_arg "$1" "$2"; shift 2 ;;
+      --apiserver-arg=* | --controller-manager-arg=* | --scheduler-arg=*)
+        [[ ${allow_nodes} == yes ]] || die "unknown option: ${1%%=*}"
+        add_extra_arg "${1%%=*}" "${1#*=}"; shift ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown argument: $1 (see --help)" ;;
     esac
