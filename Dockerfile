@@ -26,6 +26,7 @@ RUN apt-get update \
       libboost-url1.81-dev \
       libssl-dev \
       nlohmann-json3-dev \
+      libsimdjson-dev \
       libyaml-cpp-dev \
       libspdlog-dev \
       libfmt-dev \
@@ -68,6 +69,7 @@ RUN apt-get update \
       libboost-url1.81.0 \
       libfmt9 \
       libprometheus-cpp-core1.0 \
+      libsimdjson14 \
       libspdlog1.10 \
       libssl3 \
       libyaml-cpp0.7 \

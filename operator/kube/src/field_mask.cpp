@@ -1,6 +1,9 @@
 #include <csiop/kube/field_mask.hpp>
 
 #include <cstdint>
+#include <string>
+
+#include <simdjson.h>
 
 namespace csiop::kube {
 namespace {
@@ -10,121 +13,102 @@ const FieldMask& wholeMask() {
   return whole;
 }
 
-// nlohmann's SAX interface, building only what the mask names (as its json_sax_dom_parser
-// builds everything). A skipped value is still read to its end, so the text is checked as a
-// whole; nothing of it is allocated.
+// simdjson's DOM parser checks the whole text and indexes it (SIMD, no allocation per value);
+// the walk then builds, as nlohmann values, only what the mask names.
 class MaskedBuilder {
 public:
-  explicit MaskedBuilder(const FieldMask& mask) : rootMask_(&mask) {}
-
-  Json take() { return std::move(root_); }
-
-  bool null() { return value(nullptr); }
-  bool boolean(bool v) { return value(v); }
-  bool number_integer(Json::number_integer_t v) { return value(v); }
-  bool number_unsigned(Json::number_unsigned_t v) { return value(v); }
-  bool number_float(Json::number_float_t v, const Json::string_t&) { return value(v); }
-  bool string(Json::string_t& v) { return value(v); }
-  bool binary(Json::binary_t& v) { return value(Json::binary(std::move(v))); }
-
-  bool start_object(std::size_t) { return open(Json::object()); }
-  bool start_array(std::size_t) { return open(Json::array()); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
-
-  bool key(Json::string_t& k) {
-    if (skipDepth_ > 0) {
-      return true;
-    }
-    nextMask_ = stack_.back().mask->child(k);
-    if (nextMask_ == nullptr) {
-      skipNext_ = true;
+  Json parse(std::string_view text, const FieldMask& mask) {
+    // simdjson reads up to SIMDJSON_PADDING bytes past the end: a copy into a padded buffer
+    // kept for the next text (a watch event is a few KiB).
+    padded_.assign(text.data(), text.size());
+    padded_.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    simdjson::dom::element root;
+    Json out;
+    if (parser_.parse(padded_.data(), text.size(), false).get(root) == simdjson::SUCCESS) {
+      out = build(root, mask);
     } else {
-      key_ = k;
+      // Not JSON (nlohmann's parse error, the callers' contract), or JSON simdjson does not take
+      // (an integer beyond 64 bits, which nlohmann reads as a double): parsed whole, then cut.
+      out = cut(Json::parse(text), mask);
     }
-    return true;
-  }
-
-  template <class Exception> bool parse_error(std::size_t, const std::string&, const Exception& e) {
-    throw e;
+    if (text.size() > kKeptCapacity) {
+      release(); // a large list page: do not keep its buffers for every small event after it
+    }
+    return out;
   }
 
 private:
-  struct Frame {
-    Json* container;
-    const FieldMask* mask; // of an object's members (looked up per key), of an array's elements
-  };
+  static constexpr std::size_t kKeptCapacity = std::size_t{1} << 20;
 
-  // Whether the value starting now is skipped (inside a skipped value, or after a skipped key).
-  bool skipping() {
-    if (skipDepth_ > 0) {
-      return true;
+  // As nlohmann's parser reads it: non-negative integers unsigned.
+  static Json build(simdjson::dom::element e, const FieldMask& mask) {
+    using simdjson::dom::element_type;
+    switch (e.type()) {
+    case element_type::OBJECT: {
+      Json out = Json::object();
+      for (const simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
+        if (const FieldMask* inner = mask.child(field.key)) {
+          out[std::string(field.key)] = build(field.value, *inner);
+        }
+      }
+      return out;
     }
-    if (skipNext_) {
-      skipNext_ = false;
-      return true;
+    case element_type::ARRAY: {
+      Json out = Json::array();
+      for (const simdjson::dom::element item : simdjson::dom::array(e)) {
+        out.push_back(build(item, mask)); // arrays are transparent
+      }
+      return out;
     }
-    return false;
+    case element_type::INT64: {
+      const std::int64_t v = std::int64_t(e);
+      return v >= 0 ? Json(static_cast<std::uint64_t>(v)) : Json(v);
+    }
+    case element_type::UINT64:
+      return Json(std::uint64_t(e));
+    case element_type::DOUBLE:
+      return Json(double(e));
+    case element_type::STRING:
+      return Json(std::string(std::string_view(e)));
+    case element_type::BOOL:
+      return Json(bool(e));
+    case element_type::NULL_VALUE:
+      return Json(nullptr);
+    }
+    return Json();
   }
 
-  const FieldMask* maskOfValue() const {
-    if (stack_.empty()) {
-      return rootMask_;
+  // What `mask` names of an object parsed whole.
+  static Json cut(Json value, const FieldMask& mask) {
+    if (value.is_array()) {
+      for (Json& item : value) {
+        item = cut(std::move(item), mask);
+      }
+    } else if (value.is_object() && !mask.keepsWhole()) {
+      Json out = Json::object();
+      for (auto& [key, member] : value.items()) {
+        if (const FieldMask* inner = mask.child(key)) {
+          out[key] = cut(std::move(member), *inner);
+        }
+      }
+      return out;
     }
-    return stack_.back().container->is_array() ? stack_.back().mask : nextMask_;
+    return value;
   }
 
-  // Where a value goes: the root, the end of the open array, or the open object's key_. The
-  // pointers in stack_ stay valid: a container gets no new member while a member is open.
-  Json* place(Json&& v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return &root_;
-    }
-    Json& parent = *stack_.back().container;
-    if (parent.is_array()) {
-      parent.push_back(std::move(v));
-      return &parent.back();
-    }
-    Json& slot = parent[key_];
-    slot = std::move(v);
-    return &slot;
+  void release() {
+    parser_ = simdjson::dom::parser();
+    padded_ = std::string();
   }
 
-  template <class T> bool value(T&& v) {
-    if (!skipping()) {
-      place(Json(std::forward<T>(v)));
-    }
-    return true;
-  }
-
-  bool open(Json&& empty) {
-    if (skipping()) {
-      ++skipDepth_;
-      return true;
-    }
-    const FieldMask* mask = maskOfValue();
-    stack_.push_back({place(std::move(empty)), mask});
-    return true;
-  }
-
-  bool close() {
-    if (skipDepth_ > 0) {
-      --skipDepth_;
-    } else {
-      stack_.pop_back();
-    }
-    return true;
-  }
-
-  const FieldMask* rootMask_;
-  Json root_;
-  std::vector<Frame> stack_;
-  int skipDepth_ = 0;     // > 0: inside a skipped object or array, this deep
-  bool skipNext_ = false; // the value after a key the mask does not name
-  const FieldMask* nextMask_ = nullptr;
-  std::string key_;
+  simdjson::dom::parser parser_;
+  std::string padded_;
 };
+
+MaskedBuilder& builder() {
+  thread_local MaskedBuilder b;
+  return b;
+}
 
 } // namespace
 
@@ -184,17 +168,12 @@ const FieldMask* FieldMask::child(std::string_view key) const {
 }
 
 Json parseMasked(std::string_view text, const FieldMask& mask) {
-  MaskedBuilder builder(mask);
-  Json::sax_parse(text, &builder);
-  return builder.take();
+  return builder().parse(text, mask);
 }
 
 Json parseOrDiscard(std::string_view text, const FieldMask* mask) {
-  if (mask == nullptr) {
-    return Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  }
   try {
-    return parseMasked(text, *mask);
+    return parseMasked(text, mask == nullptr ? wholeMask() : *mask);
   } catch (const Json::parse_error&) {
     return Json(Json::value_t::discarded);
   }
