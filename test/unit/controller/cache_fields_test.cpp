@@ -184,8 +184,8 @@ TEST(CacheFields, AChildIsWholeButTheFieldSetsOfItsManagedFields) {
       runtime::managerSummary(masked["metadata"]["managedFields"]);
   EXPECT_EQ(masked, expected);
   // Nothing of a field set was built.
-  for (const Json& entry :
-       kube::parseMasked(daemonSet.dump(), childFields())["metadata"]["managedFields"]) {
+  const Json built = kube::parseMasked(daemonSet.dump(), childFields());
+  for (const Json& entry : built["metadata"]["managedFields"]) {
     EXPECT_FALSE(entry.contains("fieldsV1")) << entry.dump();
     EXPECT_FALSE(entry.contains("time")) << entry.dump();
   }
