@@ -43,10 +43,8 @@ kube::FieldMask typeAndName() {
       .keep({"metadata", "resourceVersion"});
 }
 
-std::vector<std::string> usesVolumes(const Json& pod) {
-  const Json& volumes = api::member(api::member(pod, "spec"), "volumes");
-  return volumes.is_array() && !volumes.empty() ? std::vector<std::string>{"true"}
-                                                : std::vector<std::string>{};
+std::vector<std::string> volumeUserIndex(const Json& pod) {
+  return usesVolumes(pod) ? std::vector<std::string>{"true"} : std::vector<std::string>{};
 }
 
 } // namespace
@@ -114,6 +112,11 @@ std::string ownerLabelOf(const Json& object) {
   return api::stringField(api::member(api::member(object, "metadata"), "labels"), api::kOwnerLabel);
 }
 
+bool usesVolumes(const Json& pod) {
+  const Json& volumes = api::member(api::member(pod, "spec"), "volumes");
+  return volumes.is_array() && !volumes.empty();
+}
+
 bool keepPod(Json& pod) {
   if (ownerLabelOf(pod).empty()) {
     return keepVolumeUser(pod);
@@ -162,7 +165,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   driverDeployments.addIndex(kByDriver, driverNameOf);
   csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
   pods.addIndex(kByOwner, ownerLabelValue);
-  pods.addIndex(kUsesVolumes, usesVolumes);
+  pods.addIndex(kUsesVolumes, volumeUserIndex);
   controllerRevisions.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.setFields(typeAndName().keep({"metadata"}).keep({"revision"}));
   controllerRevisions.setTransform([](Json& revision) {

@@ -29,9 +29,8 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   if (!owner.empty()) {
     out.push_back(owner); // a workload's pod (it may have volumes too)
   }
-  const Json& volumes = api::member(api::member(object, "spec"), "volumes");
   // A Node, or a pod with volumes, concerns the node plugin rollouts waiting on that node.
-  if (kind == "Node" || (kind == "Pod" && volumes.is_array() && !volumes.empty())) {
+  if (kind == "Node" || (kind == "Pod" && usesVolumes(object))) {
     const std::string node = kind == "Node"
                                  ? metadataField(object, "name")
                                  : stringField(object.value("spec", Json::object()), "nodeName");

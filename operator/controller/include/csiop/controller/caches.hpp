@@ -33,6 +33,8 @@ inline constexpr const char* kUsesVolumes = "volumes";
 
 // The owner label's value: the DriverDeployment an object was made for ("" : none).
 std::string ownerLabelOf(const Json& object);
+// Whether a cached pod kept volumes the volume decisions read (index kUsesVolumes).
+bool usesVolumes(const Json& pod);
 
 // What the many-object caches build of each object as it is parsed (kube/field_mask.hpp): what
 // their transforms read (keepPod, a Node's name, annotation and unschedulable, a CSINode's
