@@ -68,33 +68,40 @@ struct Controllers {
               const std::vector<api::ObjectKind>& objectKinds)
       : caches(client, csiDriverApi, objectKinds), events(client, nowRfc3339),
         reconciler(client, caches, events, nowRfc3339, configPollPeriod) {
-    for (Informer* informer : caches.all()) {
-      // The workloads' pods change one by one through a rollout (each becoming ready is a
-      // change): their DriverDeployment is reconciled once for the changes of a second, not
-      // once per pod. (The other pods cached are those with volumes: a deletion or a node
-      // plugin rollout waiting for them goes on at once.)
-      const bool pods = informer == &caches.pods;
+    for (Informer* informer : caches.objectCaches()) {
       const bool ownStatusEchoes = informer == &caches.driverDeployments;
-      informer->onChange(
-          [this, &queue, pods, ownStatusEchoes](const Json* old, const Json* updated) {
-            if (ownStatusEchoes && old != nullptr && updated != nullptr &&
-                controller::onlyStatusDiffers(*old, *updated)) {
-              return; // the echo of a status write: nothing the reconciler reads changed
+      informer->onChange([this, &queue, ownStatusEchoes](const Json* old, const Json* updated) {
+        if (ownStatusEchoes && old != nullptr && updated != nullptr &&
+            controller::onlyStatusDiffers(*old, *updated)) {
+          return; // the echo of a status write: nothing the reconciler reads changed
+        }
+        for (const Json* o : {old, updated}) {
+          if (o != nullptr) {
+            for (const auto& name : reconciler.ownersOf(*o)) {
+              queue.add(name);
             }
-            for (const Json* o : {old, updated}) {
-              if (o != nullptr) {
-                const bool batched = pods && !controller::ownerLabelOf(*o).empty();
-                for (const auto& name : reconciler.ownersOf(*o)) {
-                  if (batched) {
-                    queue.addAfter(name, kPodChangeBatch);
-                  } else {
-                    queue.add(name);
-                  }
+          }
+        }
+      });
+    }
+    // The workloads' pods change one by one through a rollout (each becoming ready is a
+    // change): their DriverDeployment is reconciled once for the changes of a second, not once
+    // per pod. (The other pods cached are those with volumes: a deletion or a node plugin
+    // rollout waiting for them goes on at once.)
+    caches.pods.onChange(
+        [this, &queue](const controller::CachedPod* old, const controller::CachedPod* updated) {
+          for (const controller::CachedPod* pod : {old, updated}) {
+            if (pod != nullptr) {
+              for (const auto& name : reconciler.ownersOf(*pod)) {
+                if (!pod->owner.empty()) {
+                  queue.addAfter(name, kPodChangeBatch);
+                } else {
+                  queue.add(name);
                 }
               }
             }
-          });
-    }
+          }
+        });
   }
 
   Caches caches;
@@ -187,8 +194,9 @@ int runManager(const ManagerOptions& options) {
             if (const auto now = std::chrono::steady_clock::now();
                 ctl && now - measured >= kCacheSizesPeriod) {
               measured = now;
-              for (const Informer* cache : ctl->caches.all()) {
-                metrics.setCache(cache->resource().resource, cache->size(), cache->heapBytes());
+              for (const runtime::RunnableCache* cache : ctl->caches.all()) {
+                metrics.setCache(cache->cachedResource().resource, cache->cachedObjects(),
+                                 cache->cachedHeapBytes());
               }
             }
             return serve(request);
@@ -234,8 +242,8 @@ int runManager(const ManagerOptions& options) {
     }
     stopping = true;
     if (ctl) {
-      for (Informer* informer : ctl->caches.all()) {
-        informer->stop();
+      for (runtime::RunnableCache* cache : ctl->caches.all()) {
+        cache->stop();
       }
     }
     resync.stop();
@@ -265,8 +273,8 @@ int runManager(const ManagerOptions& options) {
   // Every replica keeps warm caches (readiness, a fast take-over, the
   // webhook's duplicate check); only the leader runs the workers that write.
   const auto startInformers = [&]() -> asio::awaitable<void> {
-    for (Informer* informer : ctl->caches.all()) {
-      asio::co_spawn(io, informer->run(), asio::detached);
+    for (runtime::RunnableCache* cache : ctl->caches.all()) {
+      asio::co_spawn(io, cache->run(), asio::detached);
     }
     while (!ctl->caches.synced() && !stopping) {
       co_await sleepFor(std::chrono::milliseconds(50));

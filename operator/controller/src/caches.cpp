@@ -5,7 +5,6 @@
 #include <csiop/api/json_access.hpp>
 
 #include <csiop/controller/node_rollout.hpp>
-#include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/render/render.hpp>
 
@@ -43,8 +42,12 @@ kube::FieldMask typeAndName() {
       .keep({"metadata", "resourceVersion"});
 }
 
-std::vector<std::string> volumeUserIndex(const Json& pod) {
-  return usesVolumes(pod) ? std::vector<std::string>{"true"} : std::vector<std::string>{};
+std::vector<std::string> podOwner(const CachedPod& pod) {
+  return pod.owner.empty() ? std::vector<std::string>{} : std::vector<std::string>{pod.owner};
+}
+
+std::vector<std::string> volumeUserIndex(const CachedPod& pod) {
+  return pod.usesVolumes() ? std::vector<std::string>{"true"} : std::vector<std::string>{};
 }
 
 } // namespace
@@ -92,7 +95,7 @@ kube::FieldMask podFields() {
       .keep({"metadata", "uid"})
       .keep({"metadata", "deletionTimestamp"})
       .keep({"metadata", "ownerReferences"});
-  // keepWorkloadPod
+  // a workload's pod (CachedPod)
   m.keep({"metadata", "labels", api::kOwnerLabel})
       .keep({"metadata", "labels", "controller-revision-hash"})
       .keep({"spec", "nodeName"})
@@ -101,7 +104,7 @@ kube::FieldMask podFields() {
   for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
     m.keep({"status", key, "name"}).keep({"status", key, "state", "waiting"});
   }
-  // keepVolumeUser
+  // a pod with volumes
   for (const char* key : {"name", "persistentVolumeClaim", "csi", "ephemeral"}) {
     m.keep({"spec", "volumes", key});
   }
@@ -110,23 +113,6 @@ kube::FieldMask podFields() {
 
 std::string ownerLabelOf(const Json& object) {
   return api::stringField(api::member(api::member(object, "metadata"), "labels"), api::kOwnerLabel);
-}
-
-bool usesVolumes(const Json& pod) {
-  const Json& volumes = api::member(api::member(pod, "spec"), "volumes");
-  return volumes.is_array() && !volumes.empty();
-}
-
-bool keepPod(Json& pod) {
-  if (ownerLabelOf(pod).empty()) {
-    return keepVolumeUser(pod);
-  }
-  Json volumes = keptVolumes(pod);
-  keepWorkloadPod(pod);
-  if (!volumes.empty()) {
-    pod["spec"]["volumes"] = std::move(volumes);
-  }
-  return true;
 }
 
 kube::FieldMask nodeFields() {
@@ -156,7 +142,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
       controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel) {
   // Each many-object cache builds only what its transform reads as it parses (field_mask.hpp).
   pods.setFields(podFields());
-  pods.setTransform(keepPod);
+  pods.setTransform([](Json& pod) { return keptInPodCache(pod); });
   nodes.setFields(nodeFields());
   nodes.setTransform(cutDownNode);
   csiNodes.setFields(csiNodeFields());
@@ -164,7 +150,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   csiNodes.addIndex(kByDriver, registeredDrivers);
   driverDeployments.addIndex(kByDriver, driverNameOf);
   csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
-  pods.addIndex(kByOwner, ownerLabelValue);
+  pods.addIndex(kByOwner, podOwner);
   pods.addIndex(kUsesVolumes, volumeUserIndex);
   controllerRevisions.addIndex(kByOwner, ownerLabelValue);
   controllerRevisions.setFields(typeAndName().keep({"metadata"}).keep({"revision"}));
@@ -218,12 +204,20 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
   return c == nullptr ? nullptr : &c->resource();
 }
 
-std::vector<Informer*> Caches::all() {
-  std::vector<Informer*> out = {
-      &driverDeployments, &csiDrivers, &csiNodes,          &namespaces,         &pods,
-      &persistentVolumes, &nodes,      &volumeAttachments, &controllerRevisions};
+std::vector<Informer*> Caches::objectCaches() {
+  std::vector<Informer*> out = {&driverDeployments, &csiDrivers,         &csiNodes,
+                                &namespaces,        &persistentVolumes,  &nodes,
+                                &volumeAttachments, &controllerRevisions};
   for (auto& c : children) {
     out.push_back(c.get());
+  }
+  return out;
+}
+
+std::vector<runtime::RunnableCache*> Caches::all() {
+  std::vector<runtime::RunnableCache*> out = {&pods};
+  for (Informer* i : objectCaches()) {
+    out.push_back(i);
   }
   return out;
 }
@@ -240,7 +234,7 @@ VolumeUsage Caches::volumesOf(const std::string& driverName) const {
   return volumeUsage(driverName, persistentVolumes.list(), volumeAttachments.list(), volumeUsers());
 }
 
-std::vector<const Json*> Caches::volumeUsers() const {
+std::vector<const CachedPod*> Caches::volumeUsers() const {
   return pods.byIndex(kUsesVolumes, "true");
 }
 

@@ -5,36 +5,12 @@
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/controller/decisions.hpp>
-#include <csiop/controller/volume_usage.hpp>
 
 namespace csiop::controller {
 namespace {
 
 using api::member;
-using api::metadataField;
 using api::stringField;
-
-// A pod that `kubectl drain` leaves in place: a DaemonSet's, or a static pod's mirror.
-bool drainLeaves(const Json& pod) {
-  const Json& owners = member(member(pod, "metadata"), "ownerReferences");
-  if (!owners.is_array()) {
-    return false;
-  }
-  return std::any_of(owners.begin(), owners.end(), [](const Json& o) {
-    const std::string kind = stringField(o, "kind");
-    return kind == "DaemonSet" || kind == "Node";
-  });
-}
-
-bool ready(const Json& pod) {
-  const Json& conditions = member(member(pod, "status"), "conditions");
-  if (!conditions.is_array()) {
-    return false;
-  }
-  return std::any_of(conditions.begin(), conditions.end(), [](const Json& c) {
-    return stringField(c, "type") == "Ready" && stringField(c, "status") == "True";
-  });
-}
 
 std::string names(const std::vector<std::string>& pods) {
   std::string out;
@@ -46,9 +22,9 @@ std::string names(const std::vector<std::string>& pods) {
 
 } // namespace
 
-std::map<std::string, NodeVolumeUsers> volumeUsersByNode(const std::string& driverName,
-                                                         const std::vector<const Json*>& pvs,
-                                                         const std::vector<const Json*>& pods) {
+std::map<std::string, NodeVolumeUsers>
+volumeUsersByNode(const std::string& driverName, const std::vector<const Json*>& pvs,
+                  const std::vector<const CachedPod*>& pods) {
   std::set<std::string> claims; // "namespace/name" bound to a volume of the driver
   for (const Json* pv : pvs) {
     const Json& spec = member(*pv, "spec");
@@ -58,31 +34,25 @@ std::map<std::string, NodeVolumeUsers> volumeUsersByNode(const std::string& driv
     }
   }
   std::map<std::string, NodeVolumeUsers> out;
-  for (const Json* pod : pods) {
-    const std::string node = stringField(member(*pod, "spec"), "nodeName");
-    if (node.empty() || podTerminated(*pod)) {
+  for (const CachedPod* pod : pods) {
+    if (pod->nodeName.empty() || pod->terminated()) {
       continue;
     }
-    const std::string ns = metadataField(*pod, "namespace");
-    const std::string name = metadataField(*pod, "name");
     bool uses = false;
-    const Json& volumes = member(member(*pod, "spec"), "volumes");
-    for (const Json& v : volumes.is_array() ? volumes : Json::array()) {
-      if (stringField(member(v, "csi"), "driver") == driverName) {
+    for (const CachedPod::Volume& v : pod->volumes) {
+      if (v.csiDriver == driverName) {
         uses = true;
-      } else if (const std::string claim =
-                     stringField(member(v, "persistentVolumeClaim"), "claimName");
-                 !claim.empty()) {
-        uses |= claims.contains(ns + "/" + claim);
-      } else if (member(v, "ephemeral").is_object()) {
-        uses |= claims.contains(ns + "/" + name + "-" + stringField(v, "name"));
+      } else if (!v.claimName.empty()) {
+        uses |= claims.contains(pod->namespace_ + "/" + v.claimName);
+      } else if (v.ephemeral) {
+        uses |= claims.contains(pod->namespace_ + "/" + pod->name + "-" + v.name);
       }
     }
     if (uses) {
-      NodeVolumeUsers& u = out[node];
-      u.pods.push_back(ns + "/" + name);
-      if (!drainLeaves(*pod)) {
-        u.blocking.push_back(ns + "/" + name);
+      NodeVolumeUsers& u = out[pod->nodeName];
+      u.pods.push_back(pod->key());
+      if (!pod->drainLeaves) {
+        u.blocking.push_back(pod->key());
       }
     }
   }
@@ -134,29 +104,24 @@ NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
   }
   std::int32_t unavailable = in.unavailable;
   std::int32_t podsUnavailable = 0;
-  std::vector<const Json*> outdated;
-  for (const Json* pod : in.pluginPods) {
-    const bool terminating = member(member(*pod, "metadata"), "deletionTimestamp").is_string();
-    if (terminating || !ready(*pod)) {
+  std::vector<const CachedPod*> outdated;
+  for (const CachedPod* pod : in.pluginPods) {
+    if (pod->deleting || !pod->ready) {
       ++podsUnavailable;
     }
-    const std::string hash =
-        stringField(member(member(*pod, "metadata"), "labels"), "controller-revision-hash");
-    if (hash == in.currentHash) {
+    if (pod->revisionHash == in.currentHash) {
       ++plan.updated;
-    } else if (!terminating) {
+    } else if (!pod->deleting) {
       outdated.push_back(pod);
     }
   }
   unavailable = std::max(unavailable, podsUnavailable);
   plan.outdated = static_cast<std::int32_t>(outdated.size());
-  std::sort(outdated.begin(), outdated.end(), [](const Json* a, const Json* b) {
-    return stringField(member(*a, "spec"), "nodeName") <
-           stringField(member(*b, "spec"), "nodeName");
-  });
+  std::sort(outdated.begin(), outdated.end(),
+            [](const CachedPod* a, const CachedPod* b) { return a->nodeName < b->nodeName; });
   std::int32_t budget = in.maxUnavailable - unavailable;
-  for (const Json* pod : outdated) {
-    const std::string node = stringField(member(*pod, "spec"), "nodeName");
+  for (const CachedPod* pod : outdated) {
+    const std::string& node = pod->nodeName;
     const auto usersIt = in.users.find(node);
     const NodeVolumeUsers none;
     const NodeVolumeUsers& users = usersIt == in.users.end() ? none : usersIt->second;
@@ -197,7 +162,7 @@ NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
       continue;
     }
     --budget;
-    plan.replace.push_back({metadataField(*pod, "name"), metadataField(*pod, "uid"), node, why});
+    plan.replace.push_back({pod->name, pod->uid, node, why});
   }
   return plan;
 }

@@ -15,6 +15,7 @@ namespace csiop::runtime {
 namespace {
 
 namespace asio = boost::asio;
+using kube::Json;
 
 std::chrono::milliseconds nextBackoff(std::chrono::milliseconds current) {
   return std::min(current * 2, std::chrono::milliseconds(30'000));
@@ -48,7 +49,8 @@ void releaseFreedMemory() {
 
 } // namespace
 
-Reflector::Reflector(kube::Client& client, Store& store, std::string labelSelector, bool optional)
+Reflector::Reflector(kube::Client& client, ListWatchTarget& store, std::string labelSelector,
+                     bool optional)
     : client_(client), store_(store), labelSelector_(std::move(labelSelector)), optional_(optional),
       timer_(std::make_unique<asio::steady_timer>(client.executor())) {}
 

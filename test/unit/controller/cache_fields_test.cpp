@@ -7,8 +7,7 @@
 #include <csiop/api/annotations.hpp>
 #include <csiop/controller/caches.hpp>
 #include <csiop/controller/node_rollout.hpp>
-#include <csiop/controller/pod_problems.hpp>
-#include <csiop/controller/volume_usage.hpp>
+#include <csiop/controller/pod_cache.hpp>
 #include <csiop/kube/field_mask.hpp>
 #include <csiop/runtime/store.hpp>
 
@@ -27,6 +26,13 @@ void expectSameCut(const Json& whole, const kube::FieldMask& fields, Transform t
   if (keptWhole) {
     EXPECT_EQ(masked, expected) << whole.dump();
   }
+}
+
+// The pod cache's decision and entry from the whole pod, and from the pod as its mask builds it.
+void expectSamePod(const Json& whole) {
+  const Json masked = kube::parseMasked(whole.dump(), podFields());
+  EXPECT_EQ(keptInPodCache(masked), keptInPodCache(whole)) << whole.dump();
+  EXPECT_EQ(decodePod(masked), decodePod(whole)) << whole.dump();
 }
 
 Json workloadPod() {
@@ -84,42 +90,66 @@ Json withoutOwnerLabel(Json pod) {
   return pod;
 }
 
-TEST(CacheFields, AWorkloadPodIsCutTheSameFromItsMaskedFields) {
+TEST(CacheFields, AWorkloadPodIsCachedTheSameFromItsMaskedFields) {
   const Json pod = workloadPod();
-  expectSameCut(pod, podFields(), keepPod);
+  expectSamePod(pod);
+  const CachedPod cached = decodePod(pod);
+  EXPECT_TRUE(cached.deleting);
+  EXPECT_TRUE(cached.unschedulable);
+  EXPECT_EQ(cached.waiting.size(), 1U) << "the driver crash-looping";
   Json healthy = pod;
   healthy["status"] = Json::parse(R"({"phase": "Running", "conditions": [
       {"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
       "containerStatuses": [{"name": "driver", "state": {"running": {}}}]})");
   healthy["metadata"].erase("deletionTimestamp");
-  expectSameCut(healthy, podFields(), keepPod);
+  expectSamePod(healthy);
+  EXPECT_TRUE(decodePod(healthy).ready);
   Json bare = Json::parse(R"({"metadata": {"name": "bare"}})");
   bare["metadata"]["labels"][api::kOwnerLabel] = "hostpath";
-  expectSameCut(bare, podFields(), keepPod);
+  expectSamePod(bare);
+  EXPECT_TRUE(keptInPodCache(bare));
 }
 
-TEST(CacheFields, AVolumeUserIsCutTheSameFromItsMaskedFields) {
+TEST(CacheFields, AVolumeUserIsCachedTheSameFromItsMaskedFields) {
   Json pod = withVolumes(withoutOwnerLabel(workloadPod()));
-  expectSameCut(pod, podFields(), keepPod);
+  expectSamePod(pod);
+  EXPECT_TRUE(keptInPodCache(pod));
   // Not kept at all: no owner label, and no claim, CSI or ephemeral volume.
-  expectSameCut(withoutOwnerLabel(workloadPod()), podFields(), keepPod);
+  expectSamePod(withoutOwnerLabel(workloadPod()));
+  EXPECT_FALSE(keptInPodCache(withoutOwnerLabel(workloadPod())));
   pod["spec"]["volumes"] = "not a list";
-  expectSameCut(pod, podFields(), keepPod);
+  expectSamePod(pod);
 }
 
 TEST(CacheFields, AWorkloadPodWithVolumesKeepsBoth) {
   const Json pod = withVolumes(workloadPod());
-  expectSameCut(pod, podFields(), keepPod);
-  Json cut = pod;
-  ASSERT_TRUE(keepPod(cut));
-  Json workload = pod;
-  keepWorkloadPod(workload);
-  Json user = withoutOwnerLabel(pod);
-  keepVolumeUser(user);
-  EXPECT_EQ(cut["status"], workload["status"]);
-  EXPECT_EQ(cut["metadata"], workload["metadata"]);
-  EXPECT_EQ(cut["spec"]["volumes"], user["spec"]["volumes"]);
-  EXPECT_EQ(cut["spec"]["volumes"].size(), 3U) << cut.dump();
+  expectSamePod(pod);
+  const CachedPod cached = decodePod(pod);
+  EXPECT_EQ(cached.owner, "hostpath");
+  EXPECT_EQ(cached.controllerUid, "ds-uid");
+  EXPECT_EQ(cached.revisionHash, "7c9d");
+  EXPECT_EQ(cached.volumes.size(), 3U) << "the claim, the CSI volume and the ephemeral one";
+  EXPECT_EQ(cached.inlineDrivers(), std::vector<std::string>{"hostpath.csi.k8s.io"});
+}
+
+// What the typed entry saves: a healthy node plugin pod as the cache keeps it, against the JSON
+// tree of the same fields (what the cache kept before; runtime::heapBytesOf).
+TEST(CacheFields, ACachedPodTakesAFractionOfItsFieldsAsAJsonTree) {
+  Json pod = workloadPod();
+  pod["status"] = Json::parse(R"({"phase": "Running", "conditions": [
+      {"type": "Ready", "status": "True"}]})");
+  pod["metadata"].erase("deletionTimestamp");
+  const CachedPod cached = decodePod(pod);
+  const std::size_t typed = sizeof(CachedPod) + runtime::StoreEntry<CachedPod>::heapBytes(cached);
+  const Json tree = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "hostpath-node-x1", "namespace": "csi", "uid": "pod-uid",
+                   "resourceVersion": "812",
+                   "labels": {"csiop.dev/driverdeployment": "hostpath", "controller-revision-hash": "7c9d"},
+                   "ownerReferences": [{"kind": "DaemonSet", "name": "hostpath-node", "uid": "ds-uid"}]},
+      "spec": {"nodeName": "node-1"},
+      "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})");
+  EXPECT_LT(typed * 3, runtime::heapBytesOf(tree))
+      << "typed " << typed << " bytes, tree " << runtime::heapBytesOf(tree);
 }
 
 TEST(CacheFields, ANodeIsCutTheSameFromItsMaskedFields) {

@@ -2,6 +2,8 @@
 
 #include <csiop/controller/node_rollout.hpp>
 
+#include "cached_pods.hpp"
+
 namespace csiop::controller {
 namespace {
 
@@ -63,7 +65,8 @@ protected:
   NodeRolloutPlan plan() {
     NodeRolloutInput in;
     in.currentHash = "new";
-    in.pluginPods = ptrs(plugins);
+    cached = test::decoded(plugins);
+    in.pluginPods = test::podPointers(cached);
     for (const Json& n : nodes) {
       in.nodes[n["metadata"]["name"]] = &n;
     }
@@ -81,6 +84,7 @@ protected:
   }
 
   std::vector<Json> plugins;
+  std::vector<CachedPod> cached; // plugins, as the pod cache keeps them
   std::vector<Json> nodes;
   std::map<std::string, NodeVolumeUsers> users;
   std::int32_t maxUnavailable = 1;
@@ -157,7 +161,8 @@ TEST_F(NodeRollout, AnAnnotatedOrDrainedNodeIsReplacedDespiteVolumes) {
 TEST_F(NodeRollout, NothingHappensBeforeTheDaemonSetRecordsARevision) {
   plugins = {pluginPod("a", "old")};
   NodeRolloutInput in;
-  in.pluginPods = ptrs(plugins);
+  const std::vector<CachedPod> cachedPlugins = test::decoded(plugins);
+  in.pluginPods = test::podPointers(cachedPlugins);
   const auto p = planNodeRollout(in);
   EXPECT_TRUE(p.replace.empty());
   EXPECT_TRUE(p.waiting.empty());
@@ -178,7 +183,8 @@ TEST(NodeVolumeUsersTest, InlineClaimAndEphemeralVolumesOfTheDriverOnly) {
       userPod("web-4", "n3", Json::array({{{"name", "i"}, {"csi", {{"driver", "a.csi"}}}}}),
               "ReplicaSet", "Succeeded"),
       userPod("web-5", "", Json::array({{{"name", "i"}, {"csi", {{"driver", "a.csi"}}}}}))};
-  const auto users = volumeUsersByNode("a.csi", ptrs(pvs), ptrs(pods));
+  const std::vector<CachedPod> cached = test::decoded(pods);
+  const auto users = volumeUsersByNode("a.csi", ptrs(pvs), test::podPointers(cached));
   ASSERT_EQ(users.size(), 2u);
   EXPECT_EQ(users.at("n1").pods, (std::vector<std::string>{"apps/web-0", "apps/web-1"}));
   EXPECT_EQ(users.at("n1").blocking, (std::vector<std::string>{"apps/web-0"}));

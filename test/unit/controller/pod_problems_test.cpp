@@ -3,6 +3,8 @@
 #include <csiop/controller/pod_problems.hpp>
 #include <csiop/controller/status.hpp>
 
+#include "cached_pods.hpp"
+
 namespace csiop::controller {
 namespace {
 
@@ -10,6 +12,12 @@ using Json = nlohmann::ordered_json;
 
 Json pod(const std::string& name, Json status) {
   return Json{{"metadata", {{"namespace", "csi"}, {"name", name}}}, {"status", std::move(status)}};
+}
+
+// podProblems of these pods, as the pod cache keeps them.
+std::vector<std::string> problemsOf(const std::vector<Json>& pods) {
+  const std::vector<CachedPod> cached = test::decoded(pods);
+  return podProblems(test::podPointers(cached));
 }
 
 Json waiting(const std::string& container, const std::string& reason, const std::string& message) {
@@ -25,7 +33,7 @@ TEST(PodProblems, NamesContainersStuckWaiting) {
                                                   "Back-off pulling image \"example.com/nope:1\""),
                                           Json{{"name", "node-driver-registrar"},
                                                {"state", {{"running", Json::object()}}}}})}});
-  EXPECT_EQ(podProblems({&p}),
+  EXPECT_EQ(problemsOf({p}),
             std::vector<std::string>{"pod csi/x-node-abc: container csi-driver: ImagePullBackOff: "
                                      "Back-off pulling image \"example.com/nope:1\""});
 }
@@ -35,7 +43,7 @@ TEST(PodProblems, StartingContainersAreNoProblem) {
       pod("x",
           {{"containerStatuses", Json::array({waiting("csi-driver", "ContainerCreating", ""),
                                               waiting("liveness-probe", "PodInitializing", "")})}});
-  EXPECT_TRUE(podProblems({&p}).empty());
+  EXPECT_TRUE(problemsOf({p}).empty());
 }
 
 TEST(PodProblems, InitContainersCrashLoopsAndUnschedulablePods) {
@@ -46,7 +54,7 @@ TEST(PodProblems, InitContainersCrashLoopsAndUnschedulablePods) {
                                              {"status", "False"},
                                              {"reason", "Unschedulable"},
                                              {"message", "0/3 nodes are available"}}})}});
-  EXPECT_EQ(podProblems({&crash, &unschedulable}),
+  EXPECT_EQ(problemsOf({crash, unschedulable}),
             (std::vector<std::string>{"pod csi/a: container init: CrashLoopBackOff",
                                       "pod csi/b: unschedulable: 0/3 nodes are available"}));
 }
@@ -60,14 +68,15 @@ TEST(PodProblems, PodsBeingDeletedAndMalformedPodsAreSkipped) {
   const Json badStates =
       pod("s", {{"containerStatuses",
                  Json::array({1, Json{{"state", "x"}}, Json{{"state", {{"waiting", "x"}}}}})}});
-  EXPECT_TRUE(podProblems({&deleting, &noStatus, &notObject, &badStates, nullptr}).empty());
+  EXPECT_TRUE(problemsOf({deleting, noStatus, notObject, badStates}).empty());
+  EXPECT_TRUE(podProblems({nullptr}).empty());
 }
 
 TEST(PodProblems, LongMessagesAreClipped) {
   const Json p =
       pod("x", {{"containerStatuses",
                  Json::array({waiting("c", "RunContainerError", std::string(1000, 'm'))})}});
-  const auto problems = podProblems({&p});
+  const auto problems = problemsOf({p});
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_LT(problems[0].size(), 320u);
   EXPECT_TRUE(problems[0].ends_with("..."));
@@ -101,7 +110,7 @@ TEST(PodProblems, StatusSaysWhyTheRolloutIsStuck) {
             "False");
 }
 
-TEST(PodProblems, TheCutDownPodTellsTheSameStory) {
+TEST(PodProblems, TheCachedPodTellsTheSameStory) {
   Json full = pod(
       "x-node-abc",
       {{"phase", "Pending"},
@@ -136,25 +145,29 @@ TEST(PodProblems, TheCutDownPodTellsTheSameStory) {
                                                       {"uid", "cm"}}});
   full["metadata"]["managedFields"] = Json::array({{{"manager", "kubelet"}}});
   full["spec"] = {{"nodeName", "n1"}, {"containers", Json::array({{{"name", "csi-driver"}}})}};
-  Json cut = full;
-  ASSERT_TRUE(keepWorkloadPod(cut));
-  EXPECT_EQ(podProblems({&cut}), podProblems({&full}));
-  EXPECT_EQ(podProblems({&cut}).size(), 3u);
-  EXPECT_EQ(cut["spec"], (Json{{"nodeName", "n1"}}));
-  EXPECT_EQ(cut["metadata"]["ownerReferences"],
-            Json::array({{{"kind", "DaemonSet"}, {"name", "x-node"}, {"uid", "ds"}}}));
-  EXPECT_EQ(cut["metadata"]["labels"],
-            (Json{{"csiop.dev/driverdeployment", "x"}, {"controller-revision-hash", "h1"}}));
-  EXPECT_FALSE(cut["metadata"].contains("managedFields"));
-  EXPECT_FALSE(cut["status"].contains("startTime"));
-  // Only the waiting containers stay, and of the conditions only the failed scheduling.
-  ASSERT_EQ(cut["status"]["containerStatuses"].size(), 1u);
-  EXPECT_EQ(cut["status"]["containerStatuses"][0]["name"], "csi-driver");
-  EXPECT_FALSE(cut["status"]["conditions"][0].contains("lastTransitionTime"));
+  const CachedPod cached = decodePod(full);
+  EXPECT_EQ(podProblems({&cached}),
+            (std::vector<std::string>{
+                "pod csi/x-node-abc: unschedulable: 0/3 nodes are available",
+                "pod csi/x-node-abc: container init: CrashLoopBackOff: back-off 5m",
+                "pod csi/x-node-abc: container csi-driver: ImagePullBackOff: Back-off pulling"}));
+  EXPECT_EQ(cached.nodeName, "n1");
+  EXPECT_EQ(cached.controllerUid, "ds") << "the controller's, not the ConfigMap's";
+  EXPECT_TRUE(cached.drainLeaves);
+  EXPECT_EQ(cached.owner, "x");
+  EXPECT_EQ(cached.revisionHash, "h1");
+  EXPECT_EQ(cached.phase, "Pending");
+  EXPECT_FALSE(cached.ready);
+  // Only the containers that wait are kept, with why.
+  ASSERT_EQ(cached.waiting.size(), 2u);
+  EXPECT_EQ(cached.waiting[0],
+            (CachedPod::WaitingContainer{"init", "CrashLoopBackOff", "back-off 5m", true}));
+  EXPECT_EQ(cached.waiting[1].name, "csi-driver");
+  EXPECT_TRUE(cached.volumes.empty());
 }
 
-TEST(PodProblems, AHealthyPodIsCutToAFewFields) {
-  Json full =
+TEST(PodProblems, AHealthyPodIsReadyWithNothingWaiting) {
+  const Json full =
       pod("x-node-abc",
           {{"phase", "Running"},
            {"conditions",
@@ -165,11 +178,13 @@ TEST(PodProblems, AHealthyPodIsCutToAFewFields) {
            {"containerStatuses", Json::array({Json{{"name", "csi-driver"},
                                                    {"ready", true},
                                                    {"state", {{"running", Json::object()}}}}})}});
-  ASSERT_TRUE(keepWorkloadPod(full));
-  EXPECT_EQ(full["status"],
-            (Json{{"phase", "Running"},
-                  {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}));
-  EXPECT_TRUE(podProblems({&full}).empty());
+  const CachedPod cached = decodePod(full);
+  EXPECT_TRUE(cached.ready);
+  EXPECT_EQ(cached.phase, "Running");
+  EXPECT_TRUE(cached.waiting.empty());
+  EXPECT_FALSE(cached.unschedulable);
+  EXPECT_FALSE(cached.deleting);
+  EXPECT_TRUE(podProblems({&cached}).empty());
 }
 
 } // namespace

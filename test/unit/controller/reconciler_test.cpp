@@ -53,7 +53,7 @@ protected:
         reconciler_(client_, caches_, events_, fixedNow) {
     // As manager.cpp: a change queues the DriverDeployments it concerns, but the echo of a
     // DriverDeployment's status write.
-    for (Informer* informer : caches_.all()) {
+    for (Informer* informer : caches_.objectCaches()) {
       informer->onChange([this, informer](const Json* old, const Json* updated) {
         if (informer == &caches_.driverDeployments && old != nullptr && updated != nullptr &&
             onlyStatusDiffers(*old, *updated)) {
@@ -68,18 +68,27 @@ protected:
         }
       });
     }
+    caches_.pods.onChange([this](const CachedPod* old, const CachedPod* updated) {
+      for (const CachedPod* p : {old, updated}) {
+        if (p != nullptr) {
+          for (const auto& name : reconciler_.ownersOf(*p)) {
+            queued_.insert(name);
+          }
+        }
+      }
+    });
   }
 
   void start() {
-    for (Informer* informer : caches_.all()) {
-      asio::co_spawn(io_, informer->run(), [this](std::exception_ptr) { ++informersEnded_; });
+    for (runtime::RunnableCache* cache : caches_.all()) {
+      asio::co_spawn(io_, cache->run(), [this](std::exception_ptr) { ++informersEnded_; });
     }
     ASSERT_TRUE(runUntil([&] { return caches_.synced(); }));
   }
 
   void TearDown() override {
-    for (Informer* informer : caches_.all()) {
-      informer->stop();
+    for (runtime::RunnableCache* cache : caches_.all()) {
+      cache->stop();
     }
     EXPECT_TRUE(runUntil([&] { return informersEnded_ == caches_.all().size(); }));
   }
@@ -405,7 +414,7 @@ TEST_F(ReconcilerTest, OnePodCacheHoldsTheWorkloadsPodsAndThePodsWithVolumes) {
   EXPECT_EQ(caches_.pods.get("default", "idle"), nullptr) << "neither a workload's nor a volume's";
   ASSERT_EQ(caches_.pods.byIndex(kByOwner, "demo").size(), 1U);
   EXPECT_EQ(caches_.volumesOf(kDriver).pods.size(), 2U);
-  const Json* cached = caches_.pods.get(dsNamespace(), "demo-node-x");
+  const CachedPod* cached = caches_.pods.get(dsNamespace(), "demo-node-x");
   ASSERT_NE(cached, nullptr);
   EXPECT_EQ(reconciler_.ownersOf(*cached), std::vector<std::string>{"demo"});
 }

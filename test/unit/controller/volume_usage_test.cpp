@@ -2,6 +2,8 @@
 
 #include <csiop/controller/volume_usage.hpp>
 
+#include "cached_pods.hpp"
+
 namespace csiop::controller {
 namespace {
 
@@ -65,12 +67,15 @@ TEST(VolumeUsage, CountsTheDriversVolumesAttachmentsAndInlineVolumesOnly) {
       pod("default", "failed", Json::array({inlineVolume("a.csi")}), "Failed"),
       pod("default", "claim",
           Json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "c"}}}}}))};
-  const VolumeUsage u = volumeUsage("a.csi", pointers(pvs), pointers(vas), pointers(pods));
+  const std::vector<CachedPod> cached = test::decoded(pods);
+  const VolumeUsage u =
+      volumeUsage("a.csi", pointers(pvs), pointers(vas), test::podPointers(cached));
   EXPECT_EQ(u.persistentVolumes, (std::vector<std::string>{"pv-b", "pv-a"}));
   EXPECT_EQ(u.volumeAttachments, (std::vector<std::string>{"csi-1"}));
   EXPECT_EQ(u.pods, (std::vector<std::string>{"default/inline"})); // finished pods hold nothing
   EXPECT_FALSE(u.empty());
-  EXPECT_TRUE(volumeUsage("c.csi", pointers(pvs), pointers(vas), pointers(pods)).empty());
+  EXPECT_TRUE(
+      volumeUsage("c.csi", pointers(pvs), pointers(vas), test::podPointers(cached)).empty());
 }
 
 TEST(VolumeUsage, DescribeCountsAndNamesAFewOfEachKindSorted) {
@@ -93,47 +98,52 @@ TEST(VolumeUsage, DescribeCountsAndNamesAFewOfEachKindSorted) {
 TEST(VolumeUsage, DriversUsedByReadsEachKindsField) {
   EXPECT_EQ(driversUsedBy(pv("p", "a.csi")), (std::vector<std::string>{"a.csi"}));
   EXPECT_EQ(driversUsedBy(va("v", "b.csi")), (std::vector<std::string>{"b.csi"}));
-  EXPECT_EQ(driversUsedBy(pod("ns", "p",
-                              Json::array({inlineVolume("a.csi"),
-                                           inlineVolume("c.csi"),
-                                           {{"name", "e"}, {"emptyDir", Json::object()}}}))),
-            (std::vector<std::string>{"a.csi", "c.csi"}));
   EXPECT_TRUE(driversUsedBy(Json{{"kind", "PersistentVolume"}, {"spec", {{"nfs", {}}}}}).empty());
   EXPECT_TRUE(driversUsedBy(Json{{"kind", "ConfigMap"}}).empty());
-  EXPECT_TRUE(driversUsedBy(Json{{"kind", "Pod"}, {"spec", "garbage"}}).empty());
+  // A pod's are its inline volumes' (CachedPod::inlineDrivers).
+  EXPECT_EQ(decodePod(pod("ns", "p",
+                          Json::array({inlineVolume("a.csi"),
+                                       inlineVolume("c.csi"),
+                                       {{"name", "e"}, {"emptyDir", Json::object()}}})))
+                .inlineDrivers(),
+            (std::vector<std::string>{"a.csi", "c.csi"}));
+  EXPECT_TRUE(decodePod(Json{{"kind", "Pod"}, {"spec", "garbage"}}).inlineDrivers().empty());
 }
 
-TEST(VolumeUsage, AVolumeUserIsCutDownToWhatTheDecisionsRead) {
-  Json p = pod("default", "web",
-               Json::array({inlineVolume("a.csi"),
-                            {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "c"}}}},
-                            {{"name", "scratch"}, {"ephemeral", {{"volumeClaimTemplate", {}}}}},
-                            {{"name", "tmp"}, {"emptyDir", Json::object()}},
-                            {{"name", "cfg"}, {"configMap", {{"name", "x"}}}}}));
-  ASSERT_TRUE(keepVolumeUser(p));
-  const Json expected = Json::parse(R"({
-    "metadata": {"name": "web", "namespace": "default", "uid": "web-uid", "resourceVersion": "7",
-                 "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1"}]},
-    "spec": {"nodeName": "node-1",
-             "volumes": [{"name": "inline", "csi": {"driver": "a.csi"}},
-                         {"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
-                         {"name": "scratch", "ephemeral": {}}]},
-    "status": {"phase": "Running"},
-    "apiVersion": "v1", "kind": "Pod"})");
-  EXPECT_EQ(p, expected) << p.dump(2);
-  // What a volume decision reads still reads the same.
-  EXPECT_EQ(driversUsedBy(p), (std::vector<std::string>{"a.csi"}));
+TEST(VolumeUsage, AVolumeUserIsKeptWithWhatTheDecisionsRead) {
+  const Json p =
+      pod("default", "web",
+          Json::array({inlineVolume("a.csi"),
+                       {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "c"}}}},
+                       {{"name", "scratch"}, {"ephemeral", {{"volumeClaimTemplate", {}}}}},
+                       {{"name", "tmp"}, {"emptyDir", Json::object()}},
+                       {{"name", "cfg"}, {"configMap", {{"name", "x"}}}}}));
+  ASSERT_TRUE(keptInPodCache(p)) << "no owner label, but volumes";
+  const CachedPod cached = decodePod(p);
+  CachedPod expected;
+  expected.namespace_ = "default";
+  expected.name = "web";
+  expected.uid = "web-uid";
+  expected.controllerUid = "rs-uid";
+  expected.nodeName = "node-1";
+  expected.phase = "Running";
+  // name, claim, CSI driver, generic ephemeral
+  expected.volumes = {
+      {"inline", "", "a.csi", false}, {"data", "c", "", false}, {"scratch", "", "", true}};
+  EXPECT_EQ(cached, expected);
+  EXPECT_FALSE(cached.drainLeaves) << "a ReplicaSet's pod is evicted by a drain";
+  EXPECT_EQ(cached.inlineDrivers(), (std::vector<std::string>{"a.csi"}));
 }
 
 TEST(VolumeUsage, APodWithoutClaimsOrCSIVolumesIsNotKept) {
-  Json p = pod("default", "web",
-               Json::array({{{"name", "tmp"}, {"emptyDir", Json::object()}},
-                            {{"name", "host"}, {"hostPath", {{"path", "/var"}}}}}));
-  EXPECT_FALSE(keepVolumeUser(p));
-  Json bare = {{"metadata", {{"name", "x"}}}, {"spec", Json::object()}};
-  EXPECT_FALSE(keepVolumeUser(bare));
-  Json garbage = {{"metadata", {{"name", "x"}}}, {"spec", {{"volumes", "not a list"}}}};
-  EXPECT_FALSE(keepVolumeUser(garbage));
+  const Json p = pod("default", "web",
+                     Json::array({{{"name", "tmp"}, {"emptyDir", Json::object()}},
+                                  {{"name", "host"}, {"hostPath", {{"path", "/var"}}}}}));
+  EXPECT_FALSE(keptInPodCache(p));
+  EXPECT_FALSE(keptInPodCache(Json{{"metadata", {{"name", "x"}}}, {"spec", Json::object()}}));
+  EXPECT_FALSE(
+      keptInPodCache(Json{{"metadata", {{"name", "x"}}}, {"spec", {{"volumes", "not a list"}}}}));
+  EXPECT_FALSE(keptInPodCache(Json::array()));
 }
 
 } // namespace

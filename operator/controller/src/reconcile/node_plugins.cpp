@@ -17,7 +17,6 @@ namespace csiop::controller {
 namespace asio = boost::asio;
 using api::Json;
 using api::metadataField;
-using api::stringField;
 
 asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   const api::Effective& e = *run.effective;
@@ -38,15 +37,14 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
     }
   }
   in.currentHash = currentRevisionHash(revisions, dsUid);
-  for (const Json* pod : caches_.pods.byIndex(kByOwner, e.name)) {
-    if (metadataField(*pod, "namespace") == e.namespace_ && ownedBy(*pod, dsUid)) {
+  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, e.name)) {
+    if (pod->namespace_ == e.namespace_ && !dsUid.empty() && pod->controllerUid == dsUid) {
       in.pluginPods.push_back(pod);
     }
   }
-  for (const Json* pod : in.pluginPods) { // the nodes that matter, not every node
-    const std::string node = stringField(pod->value("spec", Json::object()), "nodeName");
-    if (const Json* n = caches_.nodes.get("", node); n != nullptr) {
-      in.nodes[node] = n;
+  for (const CachedPod* pod : in.pluginPods) { // the nodes that matter, not every node
+    if (const Json* n = caches_.nodes.get("", pod->nodeName); n != nullptr) {
+      in.nodes[pod->nodeName] = n;
     }
   }
   in.users =

@@ -1,6 +1,7 @@
 // Which DriverDeployments a change of a cached object concerns (the manager queues them).
 #include <csiop/controller/reconciler.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include <csiop/api/json_access.hpp>
@@ -17,8 +18,7 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   if (kind == "DriverDeployment") {
     return {metadataField(object, "name")};
   }
-  const std::string owner = ownerLabelOf(object);
-  if (!owner.empty() && kind != "CSIDriver" && kind != "Pod") {
+  if (const std::string owner = ownerLabelOf(object); !owner.empty() && kind != "CSIDriver") {
     return {owner};
   }
   // A CSIDriver (ours or foreign) or a CSINode concerns the DriverDeployments of its driver(s);
@@ -26,19 +26,8 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   std::set<std::string> drivers;
   bool deletingOnly = false;
   std::vector<std::string> out;
-  if (!owner.empty()) {
-    out.push_back(owner); // a workload's pod (it may have volumes too)
-  }
-  // A Node, or a pod with volumes, concerns the node plugin rollouts waiting on that node.
-  if (kind == "Node" || (kind == "Pod" && usesVolumes(object))) {
-    const std::string node = kind == "Node"
-                                 ? metadataField(object, "name")
-                                 : stringField(object.value("spec", Json::object()), "nodeName");
-    for (const auto& [dd, nodes] : waitingNodes_) {
-      if (nodes.contains(node)) {
-        out.push_back(dd);
-      }
-    }
+  if (kind == "Node") { // the node plugin rollouts waiting on it
+    waitingOn(metadataField(object, "name"), out);
   }
   if (const auto used = driversUsedBy(object); !used.empty()) {
     drivers.insert(used.begin(), used.end());
@@ -51,13 +40,44 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
     }
   }
   for (const std::string& driver : drivers) {
-    for (const Json* dd : caches_.driverDeploymentsOf(driver)) {
-      if (!deletingOnly || (*dd)["metadata"].contains("deletionTimestamp")) {
-        out.push_back(metadataField(*dd, "name"));
-      }
+    deletionsOf(driver, deletingOnly, out);
+  }
+  return out;
+}
+
+std::vector<std::string> Reconciler::ownersOf(const CachedPod& pod) {
+  std::vector<std::string> out;
+  if (!pod.owner.empty()) {
+    out.push_back(pod.owner); // a workload's pod (it may have volumes too)
+  }
+  if (pod.usesVolumes()) {
+    waitingOn(pod.nodeName, out);
+    std::vector<std::string> drivers = pod.inlineDrivers();
+    std::sort(drivers.begin(), drivers.end());
+    drivers.erase(std::unique(drivers.begin(), drivers.end()), drivers.end());
+    for (const std::string& driver : drivers) {
+      deletionsOf(driver, true, out);
     }
   }
   return out;
+}
+
+void Reconciler::waitingOn(const std::string& node, std::vector<std::string>& out) const {
+  for (const auto& [dd, nodes] : waitingNodes_) {
+    if (nodes.contains(node)) {
+      out.push_back(dd);
+    }
+  }
+}
+
+void Reconciler::deletionsOf(const std::string& driver, bool deletingOnly,
+                             std::vector<std::string>& out) const {
+  for (const Json* dd : caches_.driverDeploymentsOf(driver)) {
+    if (!deletingOnly ||
+        !api::member(api::member(*dd, "metadata"), "deletionTimestamp").is_null()) {
+      out.push_back(metadataField(*dd, "name"));
+    }
+  }
 }
 
 } // namespace csiop::controller

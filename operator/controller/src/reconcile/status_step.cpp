@@ -91,9 +91,9 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
       o.controller = observe(*w, false);
     }
   }
-  std::vector<const Json*> pods;
-  for (const Json* pod : caches_.pods.byIndex(kByOwner, e.name)) {
-    if (metadataField(*pod, "namespace") == e.namespace_) {
+  std::vector<const CachedPod*> pods;
+  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, e.name)) {
+    if (pod->namespace_ == e.namespace_) {
       pods.push_back(pod);
     }
   }

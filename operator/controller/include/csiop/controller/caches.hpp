@@ -4,8 +4,8 @@
 // kind, selected by the owner label, and the pods of the workloads (read only,
 // for the status: why a pod does not run). For the volumes of each driver
 // (deletion protection): every PersistentVolume and VolumeAttachment, and the
-// pods that have volumes, cut down to what that needs (keepVolumeUser()). Both
-// kinds of pod come from one watch of every pod (keepPod()).
+// pods that have volumes. Both kinds of pod come from one watch of every pod,
+// kept as typed entries (CachedPod).
 #pragma once
 
 #include <memory>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <csiop/api/object_kinds.hpp>
+#include <csiop/controller/pod_cache.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/runtime/informer.hpp>
 
@@ -33,12 +34,10 @@ inline constexpr const char* kUsesVolumes = "volumes";
 
 // The owner label's value: the DriverDeployment an object was made for ("" : none).
 std::string ownerLabelOf(const Json& object);
-// Whether a cached pod kept volumes the volume decisions read (index kUsesVolumes).
-bool usesVolumes(const Json& pod);
 
 // What the many-object caches build of each object as it is parsed (kube/field_mask.hpp): what
-// their transforms read (keepPod, a Node's name, annotation and unschedulable, a CSINode's
-// drivers) and nothing else.
+// their transforms and entries read (a CachedPod's fields, a Node's name, annotation and
+// unschedulable, a CSINode's drivers) and nothing else.
 kube::FieldMask podFields();
 kube::FieldMask nodeFields();
 kube::FieldMask csiNodeFields();
@@ -46,10 +45,6 @@ kube::FieldMask csiNodeFields();
 // entries (about a third of a workload), which the store cuts to who manages what
 // (runtime::managerSummary) anyway.
 kube::FieldMask childFields();
-// The transform of the pod cache: a pod carrying the owner label (a workload's) is cut as
-// keepWorkloadPod cuts it, with its volumes as keepVolumeUser keeps them; any other pod is kept
-// only if it has such volumes, as keepVolumeUser keeps it.
-bool keepPod(Json& pod);
 // The transforms of the Node and CSINode caches.
 bool cutDownNode(Json& node);
 bool cutDownCSINode(Json& csiNode);
@@ -65,9 +60,9 @@ struct Caches {
   Informer csiDrivers;
   Informer csiNodes; // cut down to the names of the drivers registered
   Informer namespaces;
-  // Every pod keepPod() keeps: the workloads' (the owner label, through the pod templates;
-  // index kByOwner) and those with volumes (index kUsesVolumes). Never written.
-  Informer pods;
+  // Every pod keptInPodCache(): the workloads' (the owner label, through the pod templates;
+  // index kByOwner) and those with volumes (index kUsesVolumes), as CachedPods. Never written.
+  PodInformer pods;
   Informer persistentVolumes;
   Informer volumeAttachments;
   // For the WhenVolumesUnused node plugin rollout: every Node, cut down to its name, whether
@@ -86,7 +81,9 @@ struct Caches {
   Informer* child(const std::string& kind);
   // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
   const kube::ResourceRef* resourceOf(const std::string& kind);
-  std::vector<Informer*> all();
+  // Every cache (to run, stop and measure), and those of JSON trees (every one but the pods).
+  std::vector<runtime::RunnableCache*> all();
+  std::vector<Informer*> objectCaches();
   // The DriverDeployments of driver `driverName` (one, unless a conflict is being reported).
   std::vector<const Json*> driverDeploymentsOf(const std::string& driverName) const;
   // How many nodes list driver `driverName` in their CSINode.
@@ -94,7 +91,7 @@ struct Caches {
   // What of driver `driverName` is in use (deletion protection; the reconciler and the webhook).
   VolumeUsage volumesOf(const std::string& driverName) const;
   // The pods with a claim, generic ephemeral or CSI volume.
-  std::vector<const Json*> volumeUsers() const;
+  std::vector<const CachedPod*> volumeUsers() const;
   bool synced();
 
 private:

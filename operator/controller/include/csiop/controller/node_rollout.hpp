@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <csiop/api/types.hpp>
+#include <csiop/controller/cached_pod.hpp>
 
 namespace csiop::controller {
 
@@ -34,11 +35,11 @@ struct NodeVolumeUsers {
 // ephemeral one, <pod>-<volume>) bound to a PersistentVolume of it.
 std::map<std::string, NodeVolumeUsers> volumeUsersByNode(const std::string& driverName,
                                                          const std::vector<const Json*>& pvs,
-                                                         const std::vector<const Json*>& pods);
+                                                         const std::vector<const CachedPod*>& pods);
 
 struct NodeRolloutInput {
   std::string currentHash;                  // the DaemonSet's newest controller-revision-hash
-  std::vector<const Json*> pluginPods;      // the DaemonSet's pods
+  std::vector<const CachedPod*> pluginPods; // the DaemonSet's pods
   std::map<std::string, const Json*> nodes; // by name: at least those of pluginPods
   std::map<std::string, NodeVolumeUsers> users;
   std::int32_t maxUnavailable = 1; // resolved against the desired node count, >= 1

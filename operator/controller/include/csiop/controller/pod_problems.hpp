@@ -7,21 +7,14 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <csiop/controller/cached_pod.hpp>
 
 namespace csiop::controller {
 
 // One line per problem, e.g. `pod ns/name: container csi-driver: ImagePullBackOff: Back-off
 // pulling image "x"`, in the order of the pods given. A pod being deleted is skipped: its
 // replacement tells the current story.
-std::vector<std::string> podProblems(const std::vector<const nlohmann::ordered_json*>& pods);
-
-// The informer transform of the operator's own pods (the owner-label pod cache): cuts a pod
-// down to what podProblems() and the node plugin rollout read: name, namespace, uid, the owner
-// label and controller-revision-hash, the controller owner, deletion, node, phase, the Ready
-// condition and a failed PodScheduled one, and the containers that wait, with why. A healthy
-// pod is a few hundred bytes. Always keeps the pod.
-bool keepWorkloadPod(nlohmann::ordered_json& pod);
+std::vector<std::string> podProblems(const std::vector<const CachedPod*>& pods);
 
 // The first `limit` problems joined with "; ", then "and N more" (a condition message must stay
 // readable and bounded whatever the number of nodes).

@@ -67,8 +67,11 @@ public:
 
   boost::asio::awaitable<ReconcileResult> reconcile(std::string name);
 
-  // The DriverDeployments a change of `object` (of any cached kind) concerns.
+  // The DriverDeployments a change of `object` (of any cached kind but pods) concerns.
   std::vector<std::string> ownersOf(const api::Json& object);
+  // Those a change of a cached pod concerns: its owner (a workload's pod), and for a pod with
+  // volumes the node plugin rollouts waiting on its node and the deletions of its drivers.
+  std::vector<std::string> ownersOf(const CachedPod& pod);
 
   // prerequisites.cpp: asks the server again for every API and PriorityClass a
   // DriverDeployment was found to lack; returns the DriverDeployments whose missing
@@ -211,6 +214,11 @@ private:
   std::set<std::string> forcedDeletions_; // uids whose forced deletion has an Event
   // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).
   std::map<std::string, std::set<std::string>> waitingNodes_;
+  // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
+  // (only those being deleted if `deletingOnly`).
+  void waitingOn(const std::string& node, std::vector<std::string>& out) const;
+  void deletionsOf(const std::string& driver, bool deletingOnly,
+                   std::vector<std::string>& out) const;
   // What checkPrerequisites found, by "group/version/resource" or "PriorityClass name", and
   // when: asked again after kPrerequisiteRecheck.
   struct Found {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <csiop/api/types.hpp>
+#include <csiop/controller/cached_pod.hpp>
 
 namespace csiop::controller {
 
@@ -27,27 +28,14 @@ struct VolumeUsage {
 
 VolumeUsage volumeUsage(const std::string& driverName, const std::vector<const Json*>& pvs,
                         const std::vector<const Json*>& volumeAttachments,
-                        const std::vector<const Json*>& pods);
+                        const std::vector<const CachedPod*>& pods);
 
 // "2 PersistentVolumes (pv-a, pv-b) and 1 pod with an inline volume (default/web)":
 // counts, and the first `names` names of each kind (sorted), then "...".
 std::string describe(const VolumeUsage& usage, std::size_t names = 3);
 
-// The CSI drivers a PersistentVolume, VolumeAttachment or pod uses (for
-// queueing the DriverDeployments a change concerns); empty for other kinds.
+// The CSI drivers a PersistentVolume or VolumeAttachment uses (for queueing the
+// DriverDeployments a change concerns); empty for other kinds. A pod's: CachedPod::inlineDrivers.
 std::vector<std::string> driversUsedBy(const Json& object);
-
-// The informer transform of the cluster-wide pod cache that volume decisions
-// read: false for a pod with no PersistentVolumeClaim, generic ephemeral or
-// CSI volume (not kept at all; a pod's volumes never change); otherwise the
-// pod is cut down to what those decisions read (name, namespace, uid, owner
-// kinds, node, volumes' claim names and CSI drivers, phase).
-bool keepVolumeUser(Json& pod);
-// The volumes of a pod that volume decisions read, cut down as keepVolumeUser keeps them
-// (name, and the claim name, the CSI driver or an empty "ephemeral"); empty if it has none.
-Json keptVolumes(const Json& pod);
-
-// A pod that has finished (Succeeded or Failed) holds no volume any more.
-bool podTerminated(const Json& pod);
 
 } // namespace csiop::controller

@@ -16,23 +16,45 @@
 
 namespace csiop::runtime {
 
-class Informer : public Store {
+// What runs, stops and is measured of every cache, whatever its entries: the manager starts
+// them all, waits for them all to sync, and reports their sizes.
+class RunnableCache {
+public:
+  virtual ~RunnableCache() = default;
+
+  virtual boost::asio::awaitable<void> run() = 0;
+  virtual void stop() = 0;
+  virtual bool synced() const = 0;
+  virtual bool served() const = 0;
+  virtual const kube::ResourceRef& cachedResource() const = 0;
+  virtual std::size_t cachedObjects() const = 0;
+  virtual std::size_t cachedHeapBytes() const = 0;
+};
+
+template <class Entry> class BasicInformer : public BasicStore<Entry>, public RunnableCache {
 public:
   // Caches `ref`, only the objects `labelSelector` selects ("" : all). `optional`: the
   // resource may not be served (Reflector).
-  Informer(kube::Client& client, kube::ResourceRef ref, std::string labelSelector = {},
-           bool optional = false)
-      : Store(std::move(ref)), reflector_(client, *this, std::move(labelSelector), optional) {}
+  BasicInformer(kube::Client& client, kube::ResourceRef ref, std::string labelSelector = {},
+                bool optional = false)
+      : BasicStore<Entry>(std::move(ref)),
+        reflector_(client, *this, std::move(labelSelector), optional) {}
 
-  boost::asio::awaitable<void> run() { return reflector_.run(); }
-  void stop() { reflector_.stop(); }
-  bool synced() const { return reflector_.synced(); }
-  bool served() const { return reflector_.served(); }
+  boost::asio::awaitable<void> run() override { return reflector_.run(); }
+  void stop() override { reflector_.stop(); }
+  bool synced() const override { return reflector_.synced(); }
+  bool served() const override { return reflector_.served(); }
+  const kube::ResourceRef& cachedResource() const override { return this->resource(); }
+  std::size_t cachedObjects() const override { return this->size(); }
+  std::size_t cachedHeapBytes() const override { return this->heapBytes(); }
   std::size_t relists() const { return reflector_.relists(); }
   std::size_t watchesStarted() const { return reflector_.watchesStarted(); }
 
 private:
   Reflector reflector_;
 };
+
+// The cache of JSON trees: every resource but the high-count kinds with typed entries.
+using Informer = BasicInformer<Json>;
 
 } // namespace csiop::runtime

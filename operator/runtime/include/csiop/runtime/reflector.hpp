@@ -16,17 +16,18 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <csiop/kube/client.hpp>
-#include <csiop/runtime/store.hpp>
+#include <csiop/runtime/list_watch_target.hpp>
 
 namespace csiop::runtime {
 
 class Reflector {
 public:
-  // Lists and watches store.resource(), only the objects `labelSelector` selects ("" : all).
+  // Lists and watches store.resource() into `store`, only the objects `labelSelector` selects
+  // ("" : all).
   // `optional`: the resource may not be served (a CRD not installed): a list that finds no
   // such resource (404) leaves the store empty and counts as synced, and the list is tried
   // again every kUnservedRetry until the resource appears.
-  Reflector(kube::Client& client, Store& store, std::string labelSelector = {},
+  Reflector(kube::Client& client, ListWatchTarget& store, std::string labelSelector = {},
             bool optional = false);
   ~Reflector();
   Reflector(const Reflector&) = delete;
@@ -50,7 +51,7 @@ private:
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds delay);
 
   kube::Client& client_;
-  Store& store_;
+  ListWatchTarget& store_;
   std::string labelSelector_;
   bool optional_ = false;
   bool synced_ = false;

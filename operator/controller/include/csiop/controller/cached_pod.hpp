@@ -1,0 +1,74 @@
+// A pod as the pod cache keeps it: a struct of the fields that are read, not a JSON tree. The
+// cache holds every pod of every driver's workloads (a node plugin pod per node per driver: 25,000
+// on 5,000 nodes with 5 drivers) and every pod with a volume; as a cut-down JSON tree a healthy
+// pod took 2.7 KiB of heap (every object a vector, every string its own allocation), as this
+// struct a few hundred bytes.
+//
+// Read by the status (podProblems: why a pod does not run), the node plugin rollout (revision,
+// readiness, node, owner) and the volume decisions (volumes, node, phase, whether a drain
+// evicts it).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <csiop/api/types.hpp>
+
+namespace csiop::controller {
+
+using api::Json;
+
+struct CachedPod {
+  // A container that waits, with why (ImagePullBackOff, CrashLoopBackOff, ...).
+  struct WaitingContainer {
+    std::string name;
+    std::string reason;
+    std::string message;
+    bool init = false; // of initContainerStatuses
+    bool operator==(const WaitingContainer&) const = default;
+  };
+  // A volume the volume decisions read: a claim, a generic ephemeral volume (its claim is
+  // <pod>-<volume>) or an inline CSI volume.
+  struct Volume {
+    std::string name;
+    std::string claimName; // persistentVolumeClaim.claimName
+    std::string csiDriver; // csi.driver
+    bool ephemeral = false;
+    bool operator==(const Volume&) const = default;
+  };
+
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  bool deleting = false;     // metadata.deletionTimestamp is set
+  std::string owner;         // the owner label: the DriverDeployment ("" : not a workload's)
+  std::string revisionHash;  // label controller-revision-hash (a DaemonSet's revision)
+  std::string controllerUid; // the uid of the controller ownerReference
+  bool drainLeaves = false;  // owned by a DaemonSet or a Node (a mirror pod): a drain leaves it
+  std::string nodeName;
+  std::string phase;
+  bool ready = false; // condition Ready is True
+  // condition PodScheduled is False for reason Unschedulable: its message.
+  std::optional<std::string> unschedulable;
+  std::vector<WaitingContainer> waiting; // init containers first
+  std::vector<Volume> volumes;
+
+  bool operator==(const CachedPod&) const = default;
+  // A pod that has finished (Succeeded or Failed) holds no volume any more.
+  bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
+  bool usesVolumes() const { return !volumes.empty(); }
+  // The CSI drivers of its inline volumes.
+  std::vector<std::string> inlineDrivers() const;
+  // "namespace/name".
+  std::string key() const { return namespace_ + "/" + name; }
+};
+
+// Whether the pod cache keeps a pod (as listed or watched): a workload's (the owner label), or
+// one with a claim, generic ephemeral or CSI volume. The transform of the pod cache.
+bool keptInPodCache(const Json& pod);
+// What the pod cache keeps of a pod (whole, or as its field mask builds it: podFields()).
+CachedPod decodePod(const Json& pod);
+
+} // namespace csiop::controller

@@ -1,0 +1,36 @@
+#include <csiop/controller/pod_cache.hpp>
+
+#include <string>
+
+#include <csiop/runtime/store_impl.hpp>
+
+namespace csiop::runtime {
+
+std::size_t StoreEntry<controller::CachedPod>::heapBytes(const controller::CachedPod& pod) {
+  using controller::CachedPod;
+  std::size_t bytes = 0;
+  for (const std::string* s : {&pod.namespace_, &pod.name, &pod.uid, &pod.owner, &pod.revisionHash,
+                               &pod.controllerUid, &pod.nodeName, &pod.phase}) {
+    bytes += heapBytesOf(*s);
+  }
+  if (pod.unschedulable) {
+    bytes += heapBytesOf(*pod.unschedulable);
+  }
+  if (pod.waiting.capacity() > 0) {
+    bytes += heapChunk(pod.waiting.capacity() * sizeof(CachedPod::WaitingContainer));
+  }
+  for (const auto& w : pod.waiting) {
+    bytes += heapBytesOf(w.name) + heapBytesOf(w.reason) + heapBytesOf(w.message);
+  }
+  if (pod.volumes.capacity() > 0) {
+    bytes += heapChunk(pod.volumes.capacity() * sizeof(CachedPod::Volume));
+  }
+  for (const auto& v : pod.volumes) {
+    bytes += heapBytesOf(v.name) + heapBytesOf(v.claimName) + heapBytesOf(v.csiDriver);
+  }
+  return bytes;
+}
+
+template class BasicStore<controller::CachedPod>;
+
+} // namespace csiop::runtime
