@@ -84,6 +84,17 @@ struct Controllers {
         }
       });
     }
+    // A CSINode changes as a node registers or drops a driver: its drivers' status counts it.
+    caches.csiNodes.onChange([this, &queue](const controller::CachedCSINode* old,
+                                            const controller::CachedCSINode* updated) {
+      for (const controller::CachedCSINode* csiNode : {old, updated}) {
+        if (csiNode != nullptr) {
+          for (const auto& name : reconciler.ownersOf(*csiNode)) {
+            queue.add(name);
+          }
+        }
+      }
+    });
     // The workloads' pods change one by one through a rollout (each becoming ready is a
     // change): their DriverDeployment is reconciled once for the changes of a second, not once
     // per pod. (The other pods cached are those with volumes: a deletion or a node plugin

@@ -14,12 +14,8 @@ namespace r = kube::resources;
 
 namespace {
 
-std::vector<std::string> registeredDrivers(const Json& csiNode) {
-  std::vector<std::string> out;
-  for (const Json& d : api::member(api::member(csiNode, "spec"), "drivers")) {
-    out.push_back(api::stringField(d, "name"));
-  }
-  return out;
+std::vector<std::string> registeredDrivers(const CachedCSINode& csiNode) {
+  return csiNode.drivers;
 }
 
 std::vector<std::string> ownerLabelValue(const Json& object) {
@@ -70,22 +66,6 @@ bool cutDownNode(Json& node) {
     slim["spec"] = {{"unschedulable", true}};
   }
   node = std::move(slim);
-  return true;
-}
-
-// What the status reads of a CSINode: which drivers it lists.
-bool cutDownCSINode(Json& csiNode) {
-  Json drivers = Json::array();
-  for (const Json& d : api::member(api::member(csiNode, "spec"), "drivers")) {
-    drivers.push_back({{"name", api::member(d, "name")}});
-  }
-  const Json& meta = api::member(csiNode, "metadata");
-  csiNode = {{"apiVersion", csiNode.value("apiVersion", Json("storage.k8s.io/v1"))},
-             {"kind", "CSINode"},
-             {"metadata",
-              {{"name", api::member(meta, "name")},
-               {"resourceVersion", api::member(meta, "resourceVersion")}}},
-             {"spec", {{"drivers", std::move(drivers)}}}};
   return true;
 }
 
@@ -146,7 +126,6 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   nodes.setFields(nodeFields());
   nodes.setTransform(cutDownNode);
   csiNodes.setFields(csiNodeFields());
-  csiNodes.setTransform(cutDownCSINode);
   csiNodes.addIndex(kByDriver, registeredDrivers);
   driverDeployments.addIndex(kByDriver, driverNameOf);
   csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
@@ -205,9 +184,9 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
 }
 
 std::vector<Informer*> Caches::objectCaches() {
-  std::vector<Informer*> out = {&driverDeployments, &csiDrivers,         &csiNodes,
-                                &namespaces,        &persistentVolumes,  &nodes,
-                                &volumeAttachments, &controllerRevisions};
+  std::vector<Informer*> out = {&driverDeployments,  &csiDrivers, &namespaces,
+                                &persistentVolumes,  &nodes,      &volumeAttachments,
+                                &controllerRevisions};
   for (auto& c : children) {
     out.push_back(c.get());
   }
@@ -215,7 +194,7 @@ std::vector<Informer*> Caches::objectCaches() {
 }
 
 std::vector<runtime::RunnableCache*> Caches::all() {
-  std::vector<runtime::RunnableCache*> out = {&pods};
+  std::vector<runtime::RunnableCache*> out = {&pods, &csiNodes};
   for (Informer* i : objectCaches()) {
     out.push_back(i);
   }

@@ -68,15 +68,21 @@ protected:
         }
       });
     }
-    caches_.pods.onChange([this](const CachedPod* old, const CachedPod* updated) {
-      for (const CachedPod* p : {old, updated}) {
-        if (p != nullptr) {
-          for (const auto& name : reconciler_.ownersOf(*p)) {
-            queued_.insert(name);
-          }
+    caches_.pods.onChange(
+        [this](const CachedPod* old, const CachedPod* updated) { queueOwners(old, updated); });
+    caches_.csiNodes.onChange([this](const CachedCSINode* old, const CachedCSINode* updated) {
+      queueOwners(old, updated);
+    });
+  }
+
+  template <class Entry> void queueOwners(const Entry* old, const Entry* updated) {
+    for (const Entry* o : {old, updated}) {
+      if (o != nullptr) {
+        for (const auto& name : reconciler_.ownersOf(*o)) {
+          queued_.insert(name);
         }
       }
-    });
+    }
   }
 
   void start() {

@@ -21,8 +21,8 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   if (const std::string owner = ownerLabelOf(object); !owner.empty() && kind != "CSIDriver") {
     return {owner};
   }
-  // A CSIDriver (ours or foreign) or a CSINode concerns the DriverDeployments of its driver(s);
-  // a volume of a driver, only those being deleted (their deletion may wait for it).
+  // A CSIDriver (ours or foreign) concerns the DriverDeployments of its driver; a volume of a
+  // driver, only those being deleted (their deletion may wait for it).
   std::set<std::string> drivers;
   bool deletingOnly = false;
   std::vector<std::string> out;
@@ -34,10 +34,6 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
     deletingOnly = true;
   } else if (kind == "CSIDriver") {
     drivers.insert(metadataField(object, "name"));
-  } else if (kind == "CSINode") {
-    for (const auto& d : object.value("spec", Json::object()).value("drivers", Json::array())) {
-      drivers.insert(stringField(d, "name"));
-    }
   }
   for (const std::string& driver : drivers) {
     deletionsOf(driver, deletingOnly, out);
@@ -58,6 +54,15 @@ std::vector<std::string> Reconciler::ownersOf(const CachedPod& pod) {
     for (const std::string& driver : drivers) {
       deletionsOf(driver, true, out);
     }
+  }
+  return out;
+}
+
+std::vector<std::string> Reconciler::ownersOf(const CachedCSINode& csiNode) {
+  const std::set<std::string> drivers(csiNode.drivers.begin(), csiNode.drivers.end());
+  std::vector<std::string> out;
+  for (const std::string& driver : drivers) {
+    deletionsOf(driver, false, out);
   }
   return out;
 }

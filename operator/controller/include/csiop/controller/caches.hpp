@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <csiop/api/object_kinds.hpp>
-#include <csiop/controller/pod_cache.hpp>
+#include <csiop/controller/typed_caches.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/runtime/informer.hpp>
 
@@ -45,9 +45,8 @@ kube::FieldMask csiNodeFields();
 // entries (about a third of a workload), which the store cuts to who manages what
 // (runtime::managerSummary) anyway.
 kube::FieldMask childFields();
-// The transforms of the Node and CSINode caches.
+// The transform of the Node cache.
 bool cutDownNode(Json& node);
-bool cutDownCSINode(Json& csiNode);
 
 struct Caches {
   // csiDriverResource: storage.k8s.io/v1 csidrivers, or the legacy CRD's. `objectKinds`: the
@@ -58,7 +57,7 @@ struct Caches {
 
   Informer driverDeployments;
   Informer csiDrivers;
-  Informer csiNodes; // cut down to the names of the drivers registered
+  CSINodeInformer csiNodes; // the names of the drivers registered
   Informer namespaces;
   // Every pod keptInPodCache(): the workloads' (the owner label, through the pod templates;
   // index kByOwner) and those with volumes (index kUsesVolumes), as CachedPods. Never written.
@@ -81,7 +80,7 @@ struct Caches {
   Informer* child(const std::string& kind);
   // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
   const kube::ResourceRef* resourceOf(const std::string& kind);
-  // Every cache (to run, stop and measure), and those of JSON trees (every one but the pods).
+  // Every cache (to run, stop and measure), and those of JSON trees (all but pods and CSINodes).
   std::vector<runtime::RunnableCache*> all();
   std::vector<Informer*> objectCaches();
   // The DriverDeployments of driver `driverName` (one, unless a conflict is being reported).

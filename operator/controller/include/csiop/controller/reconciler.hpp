@@ -67,11 +67,14 @@ public:
 
   boost::asio::awaitable<ReconcileResult> reconcile(std::string name);
 
-  // The DriverDeployments a change of `object` (of any cached kind but pods) concerns.
+  // The DriverDeployments a change of `object` (of any cached kind but pods and CSINodes)
+  // concerns.
   std::vector<std::string> ownersOf(const api::Json& object);
   // Those a change of a cached pod concerns: its owner (a workload's pod), and for a pod with
   // volumes the node plugin rollouts waiting on its node and the deletions of its drivers.
   std::vector<std::string> ownersOf(const CachedPod& pod);
+  // Those of the drivers a CSINode lists (their status counts the nodes registering them).
+  std::vector<std::string> ownersOf(const CachedCSINode& csiNode);
 
   // prerequisites.cpp: asks the server again for every API and PriorityClass a
   // DriverDeployment was found to lack; returns the DriverDeployments whose missing

@@ -1,4 +1,4 @@
-#include <csiop/controller/pod_cache.hpp>
+#include <csiop/controller/typed_caches.hpp>
 
 #include <string>
 
@@ -31,6 +31,19 @@ std::size_t StoreEntry<controller::CachedPod>::heapBytes(const controller::Cache
   return bytes;
 }
 
+std::size_t
+StoreEntry<controller::CachedCSINode>::heapBytes(const controller::CachedCSINode& csiNode) {
+  std::size_t bytes = heapBytesOf(csiNode.name);
+  if (csiNode.drivers.capacity() > 0) {
+    bytes += heapChunk(csiNode.drivers.capacity() * sizeof(std::string));
+  }
+  for (const std::string& d : csiNode.drivers) {
+    bytes += heapBytesOf(d);
+  }
+  return bytes;
+}
+
 template class BasicStore<controller::CachedPod>;
+template class BasicStore<controller::CachedCSINode>;
 
 } // namespace csiop::runtime
