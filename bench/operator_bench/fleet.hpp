@@ -11,6 +11,7 @@
 // and 50 requests a second.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -45,7 +46,11 @@ struct FleetReport {
   PodChanges idleChanges; // creates sent -> operator idle
   std::optional<CpuUsage> idleCpu;
   std::optional<ApiUsage> idleUsage;
-  std::optional<MemoryUsage> convergedMemory; // at idle
+  std::optional<MemoryUsage> convergedMemory; // at idle (or when the wait for the pods timed out)
+  bool memoryAtTimeout = false;               // convergedMemory read when the pods timed out
+  // With convergedMemory, from /metrics: each cache's objects and estimated heap, by resource.
+  std::map<std::string, double> cacheObjects;
+  std::map<std::string, double> cacheHeapBytes;
 
   PodChanges steadyChanges;
   std::optional<ApiUsage> steady;

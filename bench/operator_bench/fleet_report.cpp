@@ -67,10 +67,13 @@ void printFleetReport(std::ostream& out, const FleetReport& f) {
           format("%.3f", f.idleUsage->reconciles / f.idleChanges.total()));
   }
   if (f.convergedMemory) {
-    value(out, "operator memory at idle: VmRSS / anonymous / VmHWM",
+    value(out,
+          std::string("operator memory at ") + (f.memoryAtTimeout ? "the timeout" : "idle") +
+              ": VmRSS / anonymous / VmHWM",
           mib(f.convergedMemory->rssKb) + " / " + mib(f.convergedMemory->anonKb) + " / " +
               mib(f.convergedMemory->hwmKb));
   }
+  cacheHeapRows(out, f.cacheObjects, f.cacheHeapBytes);
   cpuHeader(out);
   cpuRow(out, "creates -> converged", f.convergeCpu);
   cpuRow(out, "creates -> idle", f.idleCpu);

@@ -206,6 +206,11 @@ void printReport(std::ostream& out, const Report& r) {
   memoryRow(out, "idle (CRD installed, no DDs)", r.idleMemory);
   memoryRow(out, std::to_string(r.many) + " DDs on " + std::to_string(r.nodes) + " nodes",
             r.loadedMemory);
+  if (r.loadedMemory) {
+    out << "  of which anonymous (RssAnon)          "
+        << format("%7.1f MiB", static_cast<double>(r.loadedMemory->anonKb) / 1024.0) << "\n";
+  }
+  cacheHeapRows(out, r.loadedCacheObjects, r.loadedCacheHeapBytes);
 
   out << "\noperator CPU (utime+stime of /proc/<pid>/stat in "
       << format("%.0f", 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK)))

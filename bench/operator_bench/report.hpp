@@ -2,6 +2,7 @@
 // got), and the table it prints.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -47,6 +48,10 @@ struct Report {
   std::optional<ApiUsage> deleteRun;       // deletes sent -> every DD gone
   std::optional<MemoryUsage> idleMemory;
   std::optional<MemoryUsage> loadedMemory;
+  // With loadedMemory, from /metrics: each cache's objects and estimated heap, by resource
+  // (csiop_cache_objects, csiop_cache_heap_bytes).
+  std::map<std::string, double> loadedCacheObjects;
+  std::map<std::string, double> loadedCacheHeapBytes;
   // The operator's CPU time; peaks over 1 s samples.
   std::optional<CpuUsage> idleCpu;       // the 5 s before idleMemory
   std::vector<CpuUsage> singleCpu;       // per 1-DD round: create sent -> Ready seen

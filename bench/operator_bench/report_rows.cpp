@@ -1,6 +1,9 @@
 #include "report_rows.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 namespace csiop::bench {
 
@@ -45,6 +48,36 @@ void memoryRow(std::ostream& out, const std::string& what, const std::optional<M
                   static_cast<double>(m->rssKb) / 1024.0, static_cast<double>(m->hwmKb) / 1024.0);
   }
   out << line;
+}
+
+void cacheHeapRows(std::ostream& out, const std::map<std::string, double>& objects,
+                   const std::map<std::string, double>& heapBytes) {
+  if (heapBytes.empty()) {
+    return;
+  }
+  std::vector<std::pair<double, std::string>> bySize;
+  double totalBytes = 0;
+  double totalObjects = 0;
+  for (const auto& [resource, bytes] : heapBytes) {
+    bySize.emplace_back(bytes, resource);
+    totalBytes += bytes;
+  }
+  for (const auto& [resource, n] : objects) {
+    totalObjects += n;
+  }
+  std::sort(bySize.rbegin(), bySize.rend());
+  out << "  heap of the caches (estimate)         objects        MiB  bytes each\n";
+  const auto row = [&out](const std::string& what, double n, double bytes) {
+    char line[160];
+    std::snprintf(line, sizeof line, "    %-34s %8.0f %10.2f %11.0f\n", what.c_str(), n,
+                  bytes / 1048576.0, n > 0 ? bytes / n : 0.0);
+    out << line;
+  };
+  for (const auto& [bytes, resource] : bySize) {
+    const auto n = objects.find(resource);
+    row(resource, n == objects.end() ? 0.0 : n->second, bytes);
+  }
+  row("all caches", totalObjects, totalBytes);
 }
 
 void cpuRow(std::ostream& out, const std::string& what, const std::optional<CpuUsage>& c) {

@@ -25,6 +25,11 @@ void usageRows(std::ostream& out, const ApiUsage& usage, int driverDeployments);
 // "  <what>  VmRSS MiB  VmHWM MiB".
 void memoryRow(std::ostream& out, const std::string& what, const std::optional<MemoryUsage>& m);
 
+// The operator's caches by estimated heap, largest first: objects, MiB, bytes per object, and the
+// total (csiop_cache_objects and csiop_cache_heap_bytes by resource). Nothing if none.
+void cacheHeapRows(std::ostream& out, const std::map<std::string, double>& objects,
+                   const std::map<std::string, double>& heapBytes);
+
 // "  <what>  wall s  CPU s  average mCPU  peak mCPU".
 void cpuRow(std::ostream& out, const std::string& what, const std::optional<CpuUsage>& c);
 

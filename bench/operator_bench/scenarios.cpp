@@ -199,6 +199,9 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
   report.steady = steady.usage;
   report.steadyCpu = steady.cpu;
   report.loadedMemory = readMemory(ctx.operatorProcess.pid());
+  const MetricsSnapshot loaded = co_await scrape(ctx.metrics);
+  report.loadedCacheObjects = loaded.byLabel("csiop_cache_objects", "resource");
+  report.loadedCacheHeapBytes = loaded.byLabel("csiop_cache_heap_bytes", "resource");
 }
 
 asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, Report& report) {
