@@ -173,16 +173,16 @@ asio::awaitable<bool> FleetRun::converge() {
   out_.idleUsage = usageBetween(w.metrics, after, millisSince(start, Clock::now()) / 1000.0);
   out_.idleCpu = w.toEnd.finish();
   out_.idleChanges = pods_.changes() - w.changes;
-  co_await readMemoryAndCaches();
   out_.phases.push_back(toIdle.finish("pods Ready -> operator idle"));
+  co_await readMemoryAndCaches();
   co_return true;
 }
 
 asio::awaitable<void> FleetRun::readMemoryAndCaches() {
   out_.convergedMemory = readMemory(pid());
-  const MetricsSnapshot now = co_await scrape(ctx_.metrics);
-  out_.cacheObjects = now.byLabel("csiop_cache_objects", "resource");
-  out_.cacheHeapBytes = now.byLabel("csiop_cache_heap_bytes", "resource");
+  CacheSizes caches = co_await readCacheSizes(ctx_);
+  out_.cacheObjects = std::move(caches.objects);
+  out_.cacheHeapBytes = std::move(caches.heapBytes);
 }
 
 asio::awaitable<void> FleetRun::steadyState() {

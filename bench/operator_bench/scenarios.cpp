@@ -54,6 +54,13 @@ asio::awaitable<MetricsSnapshot> waitOperatorIdle(Context& ctx, std::chrono::mil
   co_return last;
 }
 
+asio::awaitable<CacheSizes> readCacheSizes(Context& ctx) {
+  co_await pause(11s);
+  const MetricsSnapshot now = co_await scrape(ctx.metrics);
+  co_return CacheSizes{now.byLabel("csiop_cache_objects", "resource"),
+                       now.byLabel("csiop_cache_heap_bytes", "resource")};
+}
+
 asio::awaitable<SteadyState> measureSteady(Context& ctx) {
   progress("steady state: " + std::to_string(ctx.options.steadySeconds) + " s");
   const MetricsSnapshot start = co_await scrape(ctx.metrics);
@@ -199,9 +206,9 @@ asio::awaitable<void> runMany(Context& ctx, std::vector<std::string> names, Repo
   report.steady = steady.usage;
   report.steadyCpu = steady.cpu;
   report.loadedMemory = readMemory(ctx.operatorProcess.pid());
-  const MetricsSnapshot loaded = co_await scrape(ctx.metrics);
-  report.loadedCacheObjects = loaded.byLabel("csiop_cache_objects", "resource");
-  report.loadedCacheHeapBytes = loaded.byLabel("csiop_cache_heap_bytes", "resource");
+  CacheSizes caches = co_await readCacheSizes(ctx);
+  report.loadedCacheObjects = std::move(caches.objects);
+  report.loadedCacheHeapBytes = std::move(caches.heapBytes);
 }
 
 asio::awaitable<void> deleteMany(Context& ctx, std::vector<std::string> names, Report& report) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,15 @@ namespace csiop::bench {
 // most `limit`); returns the last scrape.
 boost::asio::awaitable<MetricsSnapshot>
 waitOperatorIdle(Context& ctx, std::chrono::milliseconds quiet, std::chrono::milliseconds limit);
+
+// The operator's caches: objects and estimated heap by resource (csiop_cache_objects,
+// csiop_cache_heap_bytes). The operator measures them on a scrape at most every 10 s; this
+// waits 11 s without scraping, so that the scrape it then makes measures them anew.
+struct CacheSizes {
+  std::map<std::string, double> objects;
+  std::map<std::string, double> heapBytes;
+};
+boost::asio::awaitable<CacheSizes> readCacheSizes(Context& ctx);
 
 // options.steadySeconds in which nothing is asked of the operator: what it did anyway (it
 // should write nothing) and its CPU time, sampled every 1 s for the peak.

@@ -104,19 +104,19 @@ bool madeFor(const Json& object, const std::string& ownerUid,
                      [&](const std::string& m) { return writtenBy(object, m); });
 }
 
-std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>& desired,
+std::vector<Json> toPrune(const std::vector<const Json*>& live, const std::vector<Json>& desired,
                           const std::string& ownerUid, const std::vector<std::string>& managers) {
   std::set<ObjectKey> wanted;
   for (const auto& d : desired) {
     wanted.insert(keyOf(d));
   }
   std::vector<Json> out;
-  for (const auto& l : live) {
-    const ObjectKey k = keyOf(l);
-    if (k.kind == "Namespace" || wanted.contains(k) || !madeFor(l, ownerUid, managers)) {
+  for (const Json* l : live) {
+    const ObjectKey k = keyOf(*l);
+    if (k.kind == "Namespace" || wanted.contains(k) || !madeFor(*l, ownerUid, managers)) {
       continue;
     }
-    out.push_back(l);
+    out.push_back(*l);
   }
   sortForDeletion(out);
   return out;

@@ -142,8 +142,12 @@ TEST(Prune, OnlyOwnedObjectsTheSpecNoLongerWants) {
       // reference and labels copied, written by that client only.
       copiedBy(obj("storage.k8s.io/v1", "StorageClass", "", "copy", "u1"), "e2e.test"),
   };
+  std::vector<const Json*> cached;
+  for (const Json& o : live) {
+    cached.push_back(&o);
+  }
   std::vector<std::string> names;
-  for (const auto& o : toPrune(live, desired, "u1", kManagers)) {
+  for (const auto& o : toPrune(cached, desired, "u1", kManagers)) {
     names.push_back(keyOf(o).str());
   }
   EXPECT_EQ(names, (std::vector<std::string>{"Deployment ns/x-controller", "ClusterRole old"}));

@@ -139,7 +139,10 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   const Json& dd = run.dd;
   const std::string policy =
       stringField(dd.value("spec", Json::object()), "deletionPolicy", "Delete");
-  std::vector<Json> children = ownedChildren(run.name, run.uid);
+  std::vector<Json> children; // copies: the deletes below wait, and the caches change meanwhile
+  for (const Json* c : ownedChildren(run.name, run.uid)) {
+    children.push_back(*c);
+  }
   sortForDeletion(children);
   // Children marked unmanaged are left as they are, whatever the policy: orphaned.
   std::vector<Json> handsOff;

@@ -92,19 +92,20 @@ std::vector<std::string> Reconciler::fieldManagers() const {
   return {client_.fieldManager(), kClaimFieldManager};
 }
 
-std::vector<Json> Reconciler::ownedChildren(const std::string& name, const std::string& uid) {
+std::vector<const Json*> Reconciler::ownedChildren(const std::string& name,
+                                                   const std::string& uid) {
   const std::vector<std::string> managers = fieldManagers();
-  std::vector<Json> out;
+  std::vector<const Json*> out;
   for (auto& cache : caches_.children) {
     for (const Json* o : cache->byIndex(kByOwner, name)) {
       if (madeFor(*o, uid, managers)) {
-        out.push_back(*o);
+        out.push_back(o);
       }
     }
   }
   for (const Json* o : caches_.csiDrivers.byIndex(kByOwner, name)) {
     if (madeFor(*o, uid, managers)) {
-      out.push_back(*o);
+      out.push_back(o);
     }
   }
   return out;

@@ -65,8 +65,9 @@ bool hasFinalizer(const Json& object, const char* finalizer);
 
 // Live objects (found by the owner label) that the desired set no longer has
 // and that the operator made for this owner (madeFor); never a Namespace.
-// Order: workloads first, RBAC after, CSIDriver last.
-std::vector<Json> toPrune(const std::vector<Json>& live, const std::vector<Json>& desired,
+// Order: workloads first, RBAC after, CSIDriver last. `live` points into the caches; what is
+// to be pruned is copied (usually nothing: the live children are not).
+std::vector<Json> toPrune(const std::vector<const Json*>& live, const std::vector<Json>& desired,
                           const std::string& ownerUid, const std::vector<std::string>& managers);
 
 // Order in which to delete everything on DriverDeployment deletion: the same

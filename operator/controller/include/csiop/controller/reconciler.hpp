@@ -199,8 +199,9 @@ private:
                                                  const api::DriverDeploymentStatus& s);
   void noteUnmanaged(const api::Json& child, Observed& o);
   // The children the operator made for the DriverDeployment `name` with `uid` (madeFor): what
-  // pruning and deletion may remove. A copy someone else made of one is not among them.
-  std::vector<api::Json> ownedChildren(const std::string& name, const std::string& uid);
+  // pruning and deletion may remove. A copy someone else made of one is not among them. The
+  // pointers are into the caches: valid until the pass next waits (copy what outlives that).
+  std::vector<const api::Json*> ownedChildren(const std::string& name, const std::string& uid);
   // The field managers the operator writes children with: its client's, and the CSIDriver
   // claim's (a claim whose apply has not happened yet is still the operator's).
   std::vector<std::string> fieldManagers() const;
