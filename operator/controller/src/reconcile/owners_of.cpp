@@ -1,7 +1,6 @@
 // Which DriverDeployments a change of a cached object concerns (the manager queues them).
 #include <csiop/controller/reconciler.hpp>
 
-#include <algorithm>
 #include <set>
 
 #include <csiop/api/json_access.hpp>
@@ -48,10 +47,8 @@ std::vector<std::string> Reconciler::ownersOf(const CachedPod& pod) {
   }
   if (pod.usesVolumes()) {
     waitingOn(pod.nodeName, out);
-    std::vector<std::string> drivers = pod.inlineDrivers();
-    std::sort(drivers.begin(), drivers.end());
-    drivers.erase(std::unique(drivers.begin(), drivers.end()), drivers.end());
-    for (const std::string& driver : drivers) {
+    const std::vector<std::string> drivers = pod.inlineDrivers();
+    for (const std::string& driver : std::set<std::string>(drivers.begin(), drivers.end())) {
       deletionsOf(driver, true, out);
     }
   }
