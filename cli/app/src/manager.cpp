@@ -84,6 +84,18 @@ struct Controllers {
         }
       });
     }
+    for (auto& child : caches.children) {
+      child->onChange([this, &queue](const controller::CachedChild* old,
+                                     const controller::CachedChild* updated) {
+        for (const controller::CachedChild* c : {old, updated}) {
+          if (c != nullptr) {
+            for (const auto& name : reconciler.ownersOf(*c)) {
+              queue.add(name);
+            }
+          }
+        }
+      });
+    }
     // A CSINode changes as a node registers or drops a driver: its drivers' status counts it.
     caches.csiNodes.onChange([this, &queue](const controller::CachedCSINode* old,
                                             const controller::CachedCSINode* updated) {

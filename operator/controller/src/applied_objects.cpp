@@ -24,17 +24,31 @@ std::int64_t generationOf(const Json& object) {
 
 void AppliedObjects::remember(const Json& desired, const Json& result) {
   applied_[keyOf(desired).str()] = {hashOf(desired), metadataField(result, "resourceVersion"),
-                                    metadataField(result, "uid"), generationOf(result)};
+                                    metadataField(result, "uid"), generationOf(result),
+                                    std::nullopt};
+}
+
+void AppliedObjects::verified(const Json& desired, const CachedChild& live) {
+  applied_[keyOf(desired).str()] = {hashOf(desired), metadataField(live.head, "resourceVersion"),
+                                    metadataField(live.head, "uid"), generationOf(live.head),
+                                    live.content};
 }
 
 void AppliedObjects::forget(const std::string& key) {
   applied_.erase(key);
 }
 
-bool AppliedObjects::unchangedSinceApplied(const Json& desired, const Json& live) const {
+bool AppliedObjects::unchangedSinceApplied(const Json& desired, const CachedChild& live) {
   const auto it = applied_.find(keyOf(desired).str());
-  return it != applied_.end() && it->second.desiredHash == hashOf(desired) &&
-         it->second.resourceVersion == metadataField(live, "resourceVersion");
+  if (it == applied_.end() || it->second.desiredHash != hashOf(desired)) {
+    return false;
+  }
+  Applied& a = it->second;
+  if (a.resourceVersion == metadataField(live.head, "resourceVersion")) {
+    a.content = live.content;
+    return true;
+  }
+  return a.content && *a.content == live.content;
 }
 
 bool AppliedObjects::behindLastApply(const Json& live) const {

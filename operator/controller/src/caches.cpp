@@ -38,6 +38,10 @@ kube::FieldMask typeAndName() {
       .keep({"metadata", "resourceVersion"});
 }
 
+std::vector<std::string> childOwner(const CachedChild& child) {
+  return ownerLabelValue(child.head);
+}
+
 std::vector<std::string> podOwner(const CachedPod& pod) {
   return pod.owner.empty() ? std::vector<std::string>{} : std::vector<std::string>{pod.owner};
 }
@@ -106,7 +110,12 @@ kube::FieldMask csiNodeFields() {
 }
 
 kube::FieldMask childFields() {
-  kube::FieldMask m = kube::FieldMask().keep({"*"}).keep({"metadata", "*"});
+  kube::FieldMask m = kube::FieldMask()
+                          .keepText({"*"})
+                          .keep({"apiVersion"})
+                          .keep({"kind"})
+                          .keep({"status"})
+                          .keep({"metadata", "*"});
   for (const char* key : {"manager", "operation", "subresource"}) {
     m.keep({"metadata", "managedFields", key});
   }
@@ -139,9 +148,9 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   });
   // Only objects carrying the owner label: the operator's, never the cluster's.
   const auto addChild = [&](const kube::ResourceRef& ref, bool optional) {
-    children.push_back(std::make_unique<Informer>(client, ref, api::kOwnerLabel, optional));
+    children.push_back(std::make_unique<ChildInformer>(client, ref, api::kOwnerLabel, optional));
     children.back()->setFields(childFields());
-    children.back()->addIndex(kByOwner, ownerLabelValue);
+    children.back()->addIndex(kByOwner, childOwner);
   };
   for (const auto* ref : {&r::serviceaccounts, &r::clusterroles, &r::clusterrolebindings, &r::roles,
                           &r::rolebindings, &r::daemonsets, &r::deployments, &r::statefulsets,
@@ -163,7 +172,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   }
 }
 
-Informer* Caches::child(const std::string& kind) {
+ChildInformer* Caches::child(const std::string& kind) {
   for (auto& c : children) {
     if (c->resource().kind == kind) {
       return c.get();
@@ -179,24 +188,22 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
   if (kind == namespaces.resource().kind) {
     return &namespaces.resource();
   }
-  const Informer* c = child(kind);
+  const ChildInformer* c = child(kind);
   return c == nullptr ? nullptr : &c->resource();
 }
 
 std::vector<Informer*> Caches::objectCaches() {
-  std::vector<Informer*> out = {&driverDeployments,  &csiDrivers, &namespaces,
-                                &persistentVolumes,  &nodes,      &volumeAttachments,
-                                &controllerRevisions};
-  for (auto& c : children) {
-    out.push_back(c.get());
-  }
-  return out;
+  return {&driverDeployments, &csiDrivers,         &namespaces, &persistentVolumes, &nodes,
+          &volumeAttachments, &controllerRevisions};
 }
 
 std::vector<runtime::RunnableCache*> Caches::all() {
   std::vector<runtime::RunnableCache*> out = {&pods, &csiNodes};
   for (Informer* i : objectCaches()) {
     out.push_back(i);
+  }
+  for (auto& c : children) {
+    out.push_back(c.get());
   }
   return out;
 }

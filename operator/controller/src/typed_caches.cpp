@@ -43,7 +43,18 @@ StoreEntry<controller::CachedCSINode>::heapBytes(const controller::CachedCSINode
   return bytes;
 }
 
+bool StoreEntry<controller::CachedChild>::sameButVersion(const controller::CachedChild& a,
+                                                         const controller::CachedChild& b) {
+  return a.content == b.content && a.body == b.body &&
+         StoreEntry<Json>::sameButVersion(a.head, b.head);
+}
+
+std::size_t StoreEntry<controller::CachedChild>::heapBytes(const controller::CachedChild& child) {
+  return heapBytesOf(child.head) + heapBytesOf(child.body);
+}
+
 template class BasicStore<controller::CachedPod>;
 template class BasicStore<controller::CachedCSINode>;
+template class BasicStore<controller::CachedChild>;
 
 } // namespace csiop::runtime

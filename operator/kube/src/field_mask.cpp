@@ -43,6 +43,9 @@ private:
   // As nlohmann's parser reads it: non-negative integers unsigned.
   static Json build(simdjson::dom::element e, const FieldMask& mask) {
     using simdjson::dom::element_type;
+    if (mask.keepsText()) {
+      return asText(simdjson::minify(e));
+    }
     switch (e.type()) {
     case element_type::OBJECT: {
       Json out = Json::object();
@@ -78,8 +81,15 @@ private:
     return Json();
   }
 
+  static Json asText(const std::string& text) {
+    return Json::binary(Json::binary_t::container_type(text.begin(), text.end()));
+  }
+
   // What `mask` names of an object parsed whole.
   static Json cut(Json value, const FieldMask& mask) {
+    if (mask.keepsText()) {
+      return asText(value.dump());
+    }
     if (value.is_array()) {
       for (Json& item : value) {
         item = cut(std::move(item), mask);
@@ -129,6 +139,14 @@ FieldMask FieldMask::within(std::string_view key, const FieldMask& inner,
 }
 
 FieldMask& FieldMask::keep(std::initializer_list<std::string_view> path) {
+  return keepAt(path, false);
+}
+
+FieldMask& FieldMask::keepText(std::initializer_list<std::string_view> path) {
+  return keepAt(path, true);
+}
+
+FieldMask& FieldMask::keepAt(std::initializer_list<std::string_view> path, bool text) {
   FieldMask* at = this;
   for (std::string_view key : path) {
     if (at->whole_) {
@@ -147,6 +165,7 @@ FieldMask& FieldMask::keep(std::initializer_list<std::string_view> path) {
     at = next;
   }
   at->whole_ = true;
+  at->text_ = text;
   at->children_.clear();
   return *this;
 }
@@ -177,6 +196,14 @@ Json parseOrDiscard(std::string_view text, const FieldMask* mask) {
   } catch (const Json::parse_error&) {
     return Json(Json::value_t::discarded);
   }
+}
+
+std::optional<std::string_view> textOf(const Json& value) {
+  if (!value.is_binary()) {
+    return std::nullopt;
+  }
+  const auto& bytes = value.get_binary();
+  return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 } // namespace csiop::kube

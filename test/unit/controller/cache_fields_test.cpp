@@ -189,10 +189,8 @@ TEST(CacheFields, ACSINodeIsCachedTheSameFromItsMaskedFields) {
           .drivers.empty());
 }
 
-// A child's cache keeps it whole but for its managedFields' field sets: built through the mask,
-// it is the whole object with managedFields cut to runtime::managerSummary, as the store keeps it.
-TEST(CacheFields, AChildIsWholeButTheFieldSetsOfItsManagedFields) {
-  const Json daemonSet = Json::parse(R"({
+Json daemonSet() {
+  return Json::parse(R"({
     "apiVersion": "apps/v1", "kind": "DaemonSet",
     "metadata": {
       "name": "hostpath-node", "namespace": "csi", "uid": "ds-uid", "resourceVersion": "90",
@@ -212,18 +210,84 @@ TEST(CacheFields, AChildIsWholeButTheFieldSetsOfItsManagedFields) {
                                                    "args": ["--v=5"], "managedFields": 1}]}}},
     "status": {"numberReady": 3, "desiredNumberScheduled": 3, "observedGeneration": 2}
   })");
-  Json expected = daemonSet;
+}
+
+// The entry of `object` as a children's cache keeps it: built through the mask, prepared as the
+// store prepares it (managedFields summarised), decoded.
+CachedChild cachedThroughMask(const Json& object) {
+  Json masked = kube::parseMasked(object.dump(), childFields());
+  if (masked["metadata"].contains("managedFields")) {
+    masked["metadata"]["managedFields"] =
+        runtime::managerSummary(masked["metadata"]["managedFields"]);
+  }
+  return decodeChild(std::move(masked));
+}
+
+// A child's cache keeps it whole but for its managedFields' field sets: built through the mask,
+// it is the whole object with managedFields cut to runtime::managerSummary, as the store keeps it;
+// its metadata and status as a tree, the rest as text.
+TEST(CacheFields, AChildIsWholeButTheFieldSetsOfItsManagedFields) {
+  const Json whole = daemonSet();
+  Json expected = whole;
   expected["metadata"]["managedFields"] =
-      runtime::managerSummary(daemonSet["metadata"]["managedFields"]);
-  Json masked = kube::parseMasked(daemonSet.dump(), childFields());
-  masked["metadata"]["managedFields"] =
-      runtime::managerSummary(masked["metadata"]["managedFields"]);
-  EXPECT_EQ(masked, expected);
-  // Nothing of a field set was built.
-  const Json built = kube::parseMasked(daemonSet.dump(), childFields());
-  for (const Json& entry : built["metadata"]["managedFields"]) {
+      runtime::managerSummary(whole["metadata"]["managedFields"]);
+  const CachedChild cached = cachedThroughMask(whole);
+  EXPECT_EQ(cached.whole(), expected);
+  // The same entry from the whole object (as tests and the relist fallback give it).
+  const CachedChild fromWhole = decodeChild(Json(expected));
+  EXPECT_EQ(fromWhole.whole(), expected);
+  EXPECT_EQ(fromWhole.body, cached.body);
+  EXPECT_EQ(fromWhole.content, cached.content);
+  // Nothing of a field set was built; the spec is text only.
+  for (const Json& entry : cached.head["metadata"]["managedFields"]) {
     EXPECT_FALSE(entry.contains("fieldsV1")) << entry.dump();
     EXPECT_FALSE(entry.contains("time")) << entry.dump();
+  }
+  EXPECT_EQ(cached.head["status"], whole["status"]);
+  EXPECT_FALSE(cached.head.contains("spec")); // a DaemonSet has no spec.replicas
+  EXPECT_EQ(Json::parse(cached.body), (Json{{"spec", whole["spec"]}}));
+}
+
+// A Deployment's head has its spec.replicas (the status reads it); a ClusterRole has no spec,
+// its rules are the body.
+TEST(CacheFields, AChildsHeadHasWhatEveryPassReads) {
+  Json deployment = daemonSet();
+  deployment["kind"] = "Deployment";
+  deployment["spec"]["replicas"] = 2;
+  const CachedChild cached = cachedThroughMask(deployment);
+  EXPECT_EQ(cached.head["spec"], (Json{{"replicas", 2}}));
+  EXPECT_EQ(cached.whole()["spec"], deployment["spec"]); // the body's spec, whole
+  const Json role = Json::parse(R"({"apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRole", "metadata": {"name": "r", "resourceVersion": "5"},
+    "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]})");
+  const CachedChild r = cachedThroughMask(role);
+  const Json head = {{"apiVersion", role["apiVersion"]},
+                     {"kind", "ClusterRole"},
+                     {"metadata", {{"name", "r"}, {"resourceVersion", "5"}}}};
+  EXPECT_EQ(r.head, head);
+  EXPECT_EQ(r.whole()["rules"], role["rules"]);
+}
+
+// The content digest tells a change of what the operator applies (spec, labels, annotations,
+// owners) from one of status, resourceVersion or who wrote it.
+TEST(CacheFields, AChildsContentIgnoresStatusVersionAndWriters) {
+  const Json base = daemonSet();
+  const std::uint64_t content = cachedThroughMask(base).content;
+  Json statusOnly = base;
+  statusOnly["status"]["numberReady"] = 2;
+  statusOnly["metadata"]["resourceVersion"] = "91";
+  statusOnly["metadata"]["managedFields"][1]["time"] = "later";
+  EXPECT_EQ(cachedThroughMask(statusOnly).content, content);
+  Json spec = base;
+  spec["spec"]["template"]["spec"]["containers"][0]["image"] = "x:2";
+  Json label = base;
+  label["metadata"]["labels"]["extra"] = "1";
+  Json annotation = base;
+  annotation["metadata"]["annotations"]["a"] = "b";
+  Json recreated = base;
+  recreated["metadata"]["uid"] = "other-uid";
+  for (const Json* changed : {&spec, &label, &annotation, &recreated}) {
+    EXPECT_NE(cachedThroughMask(*changed).content, content) << changed->dump();
   }
 }
 

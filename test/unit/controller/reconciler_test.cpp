@@ -70,6 +70,11 @@ protected:
     }
     caches_.pods.onChange(
         [this](const CachedPod* old, const CachedPod* updated) { queueOwners(old, updated); });
+    for (auto& child : caches_.children) {
+      child->onChange([this](const CachedChild* old, const CachedChild* updated) {
+        queueOwners(old, updated);
+      });
+    }
     caches_.csiNodes.onChange([this](const CachedCSINode* old, const CachedCSINode* updated) {
       queueOwners(old, updated);
     });
@@ -110,14 +115,18 @@ protected:
   }
 
   // Waits until `cache` shows the API server's current version of the object.
-  void awaitCached(Informer& cache, const kube::ResourceRef& ref, const std::string& ns,
-                   const std::string& name) {
+  static const Json& headOf(const Json& object) { return object; }
+  static const Json& headOf(const CachedChild& child) { return child.head; }
+
+  template <class Entry>
+  void awaitCached(runtime::BasicInformer<Entry>& cache, const kube::ResourceRef& ref,
+                   const std::string& ns, const std::string& name) {
     const Json* stored = api_.find(ref, ns, name);
     ASSERT_NE(stored, nullptr) << name;
     const std::string rv = (*stored)["metadata"]["resourceVersion"];
     ASSERT_TRUE(runUntil([&] {
-      const Json* cached = cache.get(ns, name);
-      return cached != nullptr && (*cached)["metadata"].value("resourceVersion", "") == rv;
+      const Entry* cached = cache.get(ns, name);
+      return cached != nullptr && headOf(*cached)["metadata"].value("resourceVersion", "") == rv;
     })) << name
         << " did not reach the cache at " << rv;
   }

@@ -70,6 +70,24 @@ TEST(FieldMask, KeepsScalarsOfEveryTypeAndTheWholeValueAtAPathsEnd) {
   EXPECT_EQ(parseMasked(kPod, FieldMask::whole()), Json::parse(kPod));
 }
 
+// A path kept as text holds its whole value's minified JSON text in a binary value (which no
+// parse of JSON makes), the same from the fast parser and from the whole parse it falls back to.
+TEST(FieldMask, APathKeptAsTextHoldsItsValuesText) {
+  const FieldMask mask = FieldMask().keep({"metadata", "name"}).keepText({"*"});
+  const Json parsed = parseMasked(kPod, mask);
+  EXPECT_EQ(parsed["metadata"], (Json{{"name", "p"}}));
+  ASSERT_TRUE(textOf(parsed["spec"]).has_value());
+  EXPECT_EQ(Json::parse(*textOf(parsed["spec"])), Json::parse(kPod)["spec"]);
+  EXPECT_EQ(*textOf(parsed["spec"]), Json::parse(kPod)["spec"].dump()); // minified
+  EXPECT_EQ(*textOf(parsed["kind"]), "\"Pod\"");
+  EXPECT_FALSE(textOf(parsed["metadata"]).has_value());
+  EXPECT_FALSE(textOf(Json("text")).has_value()); // a string is a string
+  // An integer beyond 64 bits: the whole parse, then cut; text all the same.
+  const Json huge = parseMasked(R"({"n": 123456789012345678901234567890, "m": {"k": [1]}})",
+                                FieldMask().keepText({"m"}).keep({"n"}));
+  EXPECT_EQ(*textOf(huge["m"]), R"({"k":[1]})");
+}
+
 TEST(FieldMask, WithinWrapsAnInnerMask) {
   const FieldMask inner = FieldMask().keep({"metadata", "name"});
   const std::string list = std::string(R"({"kind": "PodList", "metadata": {"resourceVersion": "9"},

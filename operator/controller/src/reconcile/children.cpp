@@ -81,7 +81,7 @@ asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
   Observed& o = run.observed;
   std::vector<asio::awaitable<std::string>> applies;
   for (const Json* desired : members) {
-    if (const Json* l = live(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
+    if (const Json* l = liveHead(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
       noteUnmanaged(*l, o);
       continue;
     }
@@ -101,10 +101,20 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
   if (ref == nullptr) {
     co_return k.str() + ": no resource for this kind";
   }
-  if (const Json* cached = live(desired); cached != nullptr) {
-    co_return co_await updateChild(*ref, desired, *cached, uid);
+  const CachedChild* cached = cachedChild(desired);
+  if (cached == nullptr) {
+    co_return co_await createChild(*ref, desired, uid);
   }
-  co_return co_await createChild(*ref, desired, uid);
+  // Most passes end here: the child is as applied, or differs from it in status only.
+  if (ownedBy(cached->head, uid) && applied_.unchangedSinceApplied(desired, *cached)) {
+    co_return "";
+  }
+  const Json live = cached->whole(); // `cached` changes while this coroutine waits
+  if (ownedBy(live, uid) && contains(live, desired)) {
+    applied_.verified(desired, *cached);
+    co_return "";
+  }
+  co_return co_await updateChild(*ref, desired, live, uid);
 }
 
 asio::awaitable<std::string> Reconciler::createChild(const kube::ResourceRef& ref,
@@ -135,7 +145,7 @@ asio::awaitable<std::string> Reconciler::updateChild(const kube::ResourceRef& re
     co_return k.str() + " already exists and is not managed by this DriverDeployment; " +
         "left untouched";
   }
-  if (applied_.unchangedSinceApplied(desired, live) || contains(live, desired)) {
+  if (contains(live, desired)) {
     co_return "";
   }
   spdlog::info("applying {}: differs at {}", k.str(), firstDifference(live, desired));

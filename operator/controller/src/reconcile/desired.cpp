@@ -104,8 +104,11 @@ asio::awaitable<bool> Reconciler::annotateConfigHashes(ReconcileRun& run) {
     }
     if (complete) {
       render::setConfigHash(workload, configContentHash(contents));
-    } else if (const Json* l = live(workload); l != nullptr && !render::configHash(*l).empty()) {
-      render::setConfigHash(workload, render::configHash(*l)); // no roll on a failed read
+    } else if (const CachedChild* l = cachedChild(workload); l != nullptr) {
+      // No roll on a failed read: the hash the workload has.
+      if (const std::string hash = render::configHash(l->whole()); !hash.empty()) {
+        render::setConfigHash(workload, hash);
+      }
     }
   }
   co_return any;

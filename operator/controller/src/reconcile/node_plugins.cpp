@@ -22,7 +22,8 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   const api::Effective& e = *run.effective;
   Observed& o = run.observed;
   const Json& strategy = e.node.updateStrategy;
-  const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node");
+  const CachedChild* cachedDs = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node");
+  const Json* ds = cachedDs == nullptr ? nullptr : &cachedDs->head;
   if (!strategy.is_object() || strategy.value("type", Json()) != "WhenVolumesUnused" ||
       ds == nullptr || !ownedBy(*ds, run.uid) || !managed(*ds)) {
     waitingNodes_.erase(e.name);

@@ -64,6 +64,10 @@ std::vector<std::string> Reconciler::ownersOf(const CachedCSINode& csiNode) {
   return out;
 }
 
+std::vector<std::string> Reconciler::ownersOf(const CachedChild& child) {
+  return ownersOf(child.head);
+}
+
 void Reconciler::waitingOn(const std::string& node, std::vector<std::string>& out) const {
   for (const auto& [dd, nodes] : waitingNodes_) {
     if (nodes.contains(node)) {

@@ -79,13 +79,19 @@ asio::awaitable<StepResult> Reconciler::claimAlongWithIdentities(ReconcileRun& r
   co_return std::nullopt;
 }
 
-const Json* Reconciler::live(const Json& desired) {
+const CachedChild* Reconciler::cachedChild(const Json& desired) {
+  const ObjectKey k = keyOf(desired);
+  const ChildInformer* cache = caches_.child(k.kind);
+  return cache == nullptr ? nullptr : cache->get(k.namespace_, k.name);
+}
+
+const Json* Reconciler::liveHead(const Json& desired) {
   const ObjectKey k = keyOf(desired);
   if (k.kind == "CSIDriver") {
     return caches_.csiDrivers.get("", k.name);
   }
-  Informer* cache = caches_.child(k.kind);
-  return cache == nullptr ? nullptr : cache->get(k.namespace_, k.name);
+  const CachedChild* child = cachedChild(desired);
+  return child == nullptr ? nullptr : &child->head;
 }
 
 std::vector<std::string> Reconciler::fieldManagers() const {
@@ -97,9 +103,9 @@ std::vector<const Json*> Reconciler::ownedChildren(const std::string& name,
   const std::vector<std::string> managers = fieldManagers();
   std::vector<const Json*> out;
   for (auto& cache : caches_.children) {
-    for (const Json* o : cache->byIndex(kByOwner, name)) {
-      if (madeFor(*o, uid, managers)) {
-        out.push_back(o);
+    for (const CachedChild* c : cache->byIndex(kByOwner, name)) {
+      if (madeFor(c->head, uid, managers)) {
+        out.push_back(&c->head);
       }
     }
   }

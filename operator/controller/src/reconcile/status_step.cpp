@@ -66,16 +66,16 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
     out.observedCurrent = out.observedCurrent && !applied_.behindLastApply(w);
     return out;
   };
-  if (const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
-    o.nodes = observe(*ds, true);
+  if (const CachedChild* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
+    o.nodes = observe(ds->head, true);
   }
   // The Windows node plugin's nodes count as nodes of the driver alike.
   if (e.windowsNode) {
-    const Json* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node-windows");
+    const CachedChild* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node-windows");
     if (ds == nullptr) {
       o.nodes.reset(); // not created yet: the node plugins are not all there
     } else if (o.nodes) {
-      const Observed::Workload w = observe(*ds, true);
+      const Observed::Workload w = observe(ds->head, true);
       o.nodes->desired += w.desired;
       o.nodes->updated += w.updated;
       o.nodes->ready += w.ready;
@@ -86,9 +86,9 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
     }
   }
   if (e.hasControllerWorkload()) {
-    if (const Json* w =
+    if (const CachedChild* w =
             caches_.child(e.controller->kind)->get(e.namespace_, e.name + "-controller")) {
-      o.controller = observe(*w, false);
+      o.controller = observe(w->head, false);
     }
   }
   std::vector<const CachedPod*> pods;

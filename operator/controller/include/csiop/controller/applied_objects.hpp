@@ -1,7 +1,10 @@
 // What the reconciler last wrote to each child, so that a pass can tell, without comparing whole
 // objects or asking the server:
 // - whether a child is as it was applied (the same desired object, and the cache shows the
-//   version the write made): nothing to compare, nothing to write;
+//   version the write made, or a later one that differs from it in status only): nothing to
+//   compare, nothing to write. A child compared and found to hold the desired object counts
+//   as applied alike, so that a child whose status changes (a DaemonSet's, at every pod) is
+//   compared once, not at every change, and so after a restart too;
 // - whether the cache is behind the last write (the write made a generation the cache does not
 //   show yet): the workload's status is that of its previous spec.
 // Pure (no I/O); one per reconciler.
@@ -11,7 +14,10 @@
 #include <map>
 #include <string>
 
+#include <optional>
+
 #include <csiop/api/types.hpp>
+#include <csiop/controller/cached_child.hpp>
 
 namespace csiop::controller {
 
@@ -19,10 +25,14 @@ class AppliedObjects {
 public:
   // `desired` was written; the server answered `result`.
   void remember(const api::Json& desired, const api::Json& result);
+  // `live` was compared with `desired` and holds it: as if `desired` had been written.
+  void verified(const api::Json& desired, const CachedChild& live);
   // The child is gone (pruned).
   void forget(const std::string& key);
-  // `desired` is what was last written to `live`, and `live` is the version that write made.
-  bool unchangedSinceApplied(const api::Json& desired, const api::Json& live) const;
+  // `desired` is what was last written to (or verified in) `live`, and `live` is the version
+  // that write made or one that differs from it in status only. Not const: it learns the
+  // content of the version a write made when the cache first shows it.
+  bool unchangedSinceApplied(const api::Json& desired, const CachedChild& live);
   // The cached `live` is older than what was last applied to it: the apply made a generation
   // the cache has not shown yet.
   bool behindLastApply(const api::Json& live) const;
@@ -33,6 +43,7 @@ private:
     std::string resourceVersion;
     std::string uid;
     std::int64_t generation = 0;
+    std::optional<std::uint64_t> content; // CachedChild::content of that version, once seen
   };
   std::map<std::string, Applied> applied_; // by "Kind ns/name"
 };

@@ -41,9 +41,10 @@ std::string ownerLabelOf(const Json& object);
 kube::FieldMask podFields();
 kube::FieldMask nodeFields();
 kube::FieldMask csiNodeFields();
-// What the children's caches build: all of a child but the field sets of its managedFields
-// entries (about a third of a workload), which the store cuts to who manages what
-// (runtime::managerSummary) anyway.
+// What the children's caches build: a child's metadata (but the field sets of its managedFields
+// entries, a third of a workload, which the store cuts to who manages what anyway:
+// runtime::managerSummary) and status as trees, every other member as its text (a
+// CachedChild's head and body).
 kube::FieldMask childFields();
 // The transform of the Node cache.
 bool cutDownNode(Json& node);
@@ -72,15 +73,16 @@ struct Caches {
   // One per child kind: the kinds every driver gets, the companion kinds (ConfigMap, Service,
   // PodDisruptionBudget, VolumeSnapshotClass: served only where its CRD is installed), and
   // those of `objectKinds`.
-  std::vector<std::unique_ptr<Informer>> children;
+  std::vector<std::unique_ptr<ChildInformer>> children;
 
   // Every kind spec.objects may hold here: api::builtinObjectKinds() and `objectKinds`.
   const std::vector<api::ObjectKind>& objectKinds() const { return objectKinds_; }
   // The cache of a child kind ("DaemonSet"), or nullptr.
-  Informer* child(const std::string& kind);
+  ChildInformer* child(const std::string& kind);
   // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
   const kube::ResourceRef* resourceOf(const std::string& kind);
-  // Every cache (to run, stop and measure), and those of JSON trees (all but pods and CSINodes).
+  // Every cache (to run, stop and measure), and those of JSON trees (all but pods, CSINodes and
+  // the children).
   std::vector<runtime::RunnableCache*> all();
   std::vector<Informer*> objectCaches();
   // The DriverDeployments of driver `driverName` (one, unless a conflict is being reported).

@@ -67,14 +67,16 @@ public:
 
   boost::asio::awaitable<ReconcileResult> reconcile(std::string name);
 
-  // The DriverDeployments a change of `object` (of any cached kind but pods and CSINodes)
-  // concerns.
+  // The DriverDeployments a change of `object` (of any cached kind but pods, CSINodes and
+  // children) concerns.
   std::vector<std::string> ownersOf(const api::Json& object);
   // Those a change of a cached pod concerns: its owner (a workload's pod), and for a pod with
   // volumes the node plugin rollouts waiting on its node and the deletions of its drivers.
   std::vector<std::string> ownersOf(const CachedPod& pod);
   // Those of the drivers a CSINode lists (their status counts the nodes registering them).
   std::vector<std::string> ownersOf(const CachedCSINode& csiNode);
+  // Those of a child (its owner label, as ownersOf(child.head)).
+  std::vector<std::string> ownersOf(const CachedChild& child);
 
   // prerequisites.cpp: asks the server again for every API and PriorityClass a
   // DriverDeployment was found to lack; returns the DriverDeployments whose missing
@@ -198,14 +200,20 @@ private:
   boost::asio::awaitable<StepResult> writeStatus(const ReconcileRun& run,
                                                  const api::DriverDeploymentStatus& s);
   void noteUnmanaged(const api::Json& child, Observed& o);
-  // The children the operator made for the DriverDeployment `name` with `uid` (madeFor): what
-  // pruning and deletion may remove. A copy someone else made of one is not among them. The
-  // pointers are into the caches: valid until the pass next waits (copy what outlives that).
+  // The children the operator made for the DriverDeployment `name` with `uid` (madeFor), as
+  // their heads (CachedChild::head; the CSIDriver whole): what pruning and deletion may remove.
+  // A copy someone else made of one is not among them. The pointers are into the caches: valid
+  // until the pass next waits (copy what outlives that).
   std::vector<const api::Json*> ownedChildren(const std::string& name, const std::string& uid);
   // The field managers the operator writes children with: its client's, and the CSIDriver
   // claim's (a claim whose apply has not happened yet is still the operator's).
   std::vector<std::string> fieldManagers() const;
-  const api::Json* live(const api::Json& desired);
+  // The cached child of `desired`'s kind, namespace and name, or nullptr (also for the
+  // CSIDriver, which the CSIDriver cache keeps whole).
+  const CachedChild* cachedChild(const api::Json& desired);
+  // What a pass reads of any child on every reconcile: the head of the cached child, or the
+  // cached CSIDriver; nullptr if not cached.
+  const api::Json* liveHead(const api::Json& desired);
 
   kube::Client& client_;
   Caches& caches_;

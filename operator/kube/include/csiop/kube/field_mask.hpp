@@ -12,9 +12,14 @@
 // an array applies to each of its elements ({"spec", "volumes", "name"} keeps the name of every
 // volume). A path keeps the whole value at its end; a value the mask does not name is skipped; a
 // scalar where the path goes deeper is kept as it is (a reader sees the value it would have seen).
+//
+// A path kept as text (keepText) keeps its whole value as the value's minified JSON text, held in
+// a JSON binary value (never the result of parsing JSON, so it cannot be mistaken for a string
+// the object held): what a cache keeps but seldom reads is then one allocation, not a tree.
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,13 +41,19 @@ public:
                           std::initializer_list<std::string_view> siblings = {});
 
   FieldMask& keep(std::initializer_list<std::string_view> path);
+  // The value at `path` kept whole as its text (textOf reads it back).
+  FieldMask& keepText(std::initializer_list<std::string_view> path);
 
   // The mask of the value under `key` of an object this mask applies to; nullptr: skip it.
   const FieldMask* child(std::string_view key) const;
   bool keepsWhole() const { return whole_; }
+  bool keepsText() const { return text_; }
 
 private:
+  FieldMask& keepAt(std::initializer_list<std::string_view> path, bool text);
+
   bool whole_ = false;
+  bool text_ = false;                                       // whole, as text
   std::vector<std::pair<std::string, FieldMask>> children_; // "*": any other key
 };
 
@@ -52,5 +63,8 @@ Json parseMasked(std::string_view text, const FieldMask& mask);
 // As Json::parse(text, nullptr, false): a discarded value for text that is not JSON. `mask`:
 // what to build (nullptr: everything).
 Json parseOrDiscard(std::string_view text, const FieldMask* mask);
+
+// The JSON text of a value a keepText path kept; nullopt if `value` is not one.
+std::optional<std::string_view> textOf(const Json& value);
 
 } // namespace csiop::kube
