@@ -23,6 +23,7 @@
 #include <csiop/runtime/controller.hpp>
 #include <csiop/runtime/events.hpp>
 #include <csiop/runtime/leader.hpp>
+#include <csiop/runtime/memory_release.hpp>
 #include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/probes.hpp>
 #include <csiop/runtime/resync.hpp>
@@ -55,6 +56,8 @@ constexpr std::chrono::seconds kPodChangeBatch{1};
 // Connections to the API server kept open for the next requests, per worker (HTTP/1.1: one
 // request at a time on each).
 constexpr int kIdleConnectionsPerWorker = 8;
+// How long without a reconcile before the freed memory is handed back (memory_release.hpp).
+constexpr std::chrono::seconds kQuietRelease{5};
 
 // How often a scrape of /metrics measures the caches again (Store::heapBytes walks them).
 constexpr std::chrono::seconds kCacheSizesPeriod{10};
@@ -251,7 +254,12 @@ int runManager(const ManagerOptions& options) {
   // The workers: one reconcile per DriverDeployment at a time, then what its result asks.
   runtime::Controller workers(queue, metrics,
                               [&ctl](std::string name) { return ctl->reconciler.reconcile(name); });
-  workers.afterEach([&] { metrics.setDriverDeployments(ctl->caches.driverDeployments.size()); });
+  // Once the reconciles stop (a rollout converged), the heap's freed chunks go back to the system.
+  runtime::IdleMemoryRelease idleRelease(io.get_executor(), runtime::steadyClock(), kQuietRelease);
+  workers.afterEach([&] {
+    metrics.setDriverDeployments(ctl->caches.driverDeployments.size());
+    idleRelease.activity();
+  });
   int exitCode = 0;
   bool stopping = false;
   // What a driver needs but the operator does not create (CRDs, PriorityClasses): asked for
@@ -270,6 +278,7 @@ int runManager(const ManagerOptions& options) {
       }
     }
     resync.stop();
+    idleRelease.stop();
     prerequisitePoll.cancel();
     asio::co_spawn(
         io,

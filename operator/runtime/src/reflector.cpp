@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <random>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
+
+#include <csiop/runtime/memory_release.hpp>
 
 namespace csiop::runtime {
 namespace {
@@ -36,16 +34,6 @@ int watchTimeoutSeconds() {
 // DriverDeployments on 50 nodes, with malloc_trim after each list: 55 MB of anonymous memory
 // with pages of 500, 36 MB with 100.
 constexpr std::int64_t kListPage = 100;
-
-// A list parses whole objects a page at a time and keeps a cut-down part of each; the allocator
-// keeps what was freed for reuse, scattered between what is kept. Hand the free pages back to
-// the system, so that a start or a relist of many objects does not leave the process at its
-// peak for good (glibc: malloc_trim returns free pages from the middle of the heap too).
-void releaseFreedMemory() {
-#if defined(__GLIBC__)
-  ::malloc_trim(0);
-#endif
-}
 
 } // namespace
 
