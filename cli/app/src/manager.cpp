@@ -56,8 +56,9 @@ constexpr std::chrono::seconds kPodChangeBatch{1};
 // Connections to the API server kept open for the next requests, per worker (HTTP/1.1: one
 // request at a time on each).
 constexpr int kIdleConnectionsPerWorker = 8;
-// How long without a reconcile before the freed memory is handed back (memory_release.hpp).
-constexpr std::chrono::seconds kQuietRelease{5};
+// How long without a reconcile before the freed memory is handed back (memory_release.hpp):
+// longer than the pod change batch (a rollout reconciles every second while pods change).
+constexpr std::chrono::seconds kQuietRelease{2};
 
 // How often a scrape of /metrics measures the caches again (Store::heapBytes walks them).
 constexpr std::chrono::seconds kCacheSizesPeriod{10};
