@@ -38,7 +38,7 @@ public:
   }
 
 private:
-  static constexpr std::size_t kKeptCapacity = std::size_t{1} << 20;
+  static constexpr std::size_t kKeptCapacity = std::size_t{64} << 10;
 
   // As nlohmann's parser reads it: non-negative integers unsigned.
   static Json build(simdjson::dom::element e, const FieldMask& mask) {
