@@ -12,33 +12,56 @@ namespace {
 using api::Json;
 
 bool inHead(std::string_view key) {
-  return key == "apiVersion" || key == "kind" || key == "metadata" || key == "status";
+  return key == "apiVersion" || key == "kind" || key == "status";
 }
 
-// boost::hash_combine's mix, on 64 bits.
-void mix(std::uint64_t& seed, std::string_view text) {
-  seed ^= std::hash<std::string_view>{}(text) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+// The metadata every pass reads (decisions.hpp: keyOf, ownedBy, madeFor, managed; the status:
+// generation; deletions: uid), besides the operator's own labels and annotations.
+bool readByEveryPass(std::string_view key) {
+  return key == "name" || key == "namespace" || key == "uid" || key == "generation" ||
+         key == "deletionTimestamp" || key == "ownerReferences";
 }
 
-std::uint64_t contentOf(const Json& metadata, const std::string& body) {
-  std::uint64_t seed = 0;
-  mix(seed, body);
-  if (metadata.is_object()) {
-    for (const auto& [key, value] : metadata.items()) {
-      if (key != "resourceVersion" && key != "managedFields") {
-        mix(seed, key);
-        mix(seed, value.dump());
+bool operatorsKey(std::string_view key) {
+  return key.starts_with("csiop.dev/");
+}
+
+// The operator's own members of a map of labels or annotations.
+Json operatorsMembers(const Json& map) {
+  Json out = Json::object();
+  if (map.is_object()) {
+    for (const auto& [key, value] : map.items()) {
+      if (operatorsKey(key)) {
+        out[key] = value;
       }
     }
   }
-  return seed;
+  return out;
 }
 
-// spec.replicas of a spec kept as text, without building the rest of it.
-Json replicasOf(std::string_view specText) {
-  static const kube::FieldMask replicas = kube::FieldMask().keep({"replicas"});
-  const Json spec = kube::parseOrDiscard(specText, &replicas);
-  return spec.is_object() ? spec.value("replicas", Json()) : Json();
+// metadata's head: what every pass reads of it, with resourceVersion and managedFields moved out
+// of `metadata` (which leaves the rest for the body).
+Json metadataHead(Json& metadata) {
+  Json head = Json::object();
+  if (!metadata.is_object()) {
+    return head;
+  }
+  for (const char* key : {"resourceVersion", "managedFields"}) {
+    if (const auto it = metadata.find(key); it != metadata.end()) {
+      head[key] = std::move(*it);
+      metadata.erase(it);
+    }
+  }
+  for (const auto& [key, value] : metadata.items()) {
+    if (readByEveryPass(key)) {
+      head[key] = value;
+    } else if (key == "labels" || key == "annotations") {
+      if (Json own = operatorsMembers(value); !own.empty()) {
+        head[key] = std::move(own);
+      }
+    }
+  }
+  return head;
 }
 
 // {member,member,...}
@@ -60,6 +83,13 @@ std::string joinedAsObject(const std::vector<std::string>& members) {
   return out;
 }
 
+// spec.replicas of a spec kept as text, without building the rest of it.
+Json replicasOf(std::string_view specText) {
+  static const kube::FieldMask replicas = kube::FieldMask().keep({"replicas"});
+  const Json spec = kube::parseOrDiscard(specText, &replicas);
+  return spec.is_object() ? spec.value("replicas", Json()) : Json();
+}
+
 } // namespace
 
 CachedChild decodeChild(Json&& prepared) {
@@ -73,6 +103,9 @@ CachedChild decodeChild(Json&& prepared) {
       if (inHead(key)) {
         out.head[key] = std::move(value);
         continue;
+      }
+      if (key == "metadata") {
+        out.head[key] = metadataHead(value);
       }
       std::string member = Json(key).dump();
       member.push_back(':');
@@ -94,16 +127,14 @@ CachedChild decodeChild(Json&& prepared) {
   if (!replicas.is_null()) {
     out.head["spec"] = {{"replicas", std::move(replicas)}};
   }
-  static const Json none;
-  const auto metadata = out.head.find("metadata");
-  out.content = contentOf(metadata == out.head.end() ? none : *metadata, out.body);
+  out.content = std::hash<std::string>{}(out.body);
   return out;
 }
 
 Json CachedChild::whole() const {
   // In the order the API server writes members: type, metadata, the rest, status.
   Json out = Json::object();
-  for (const char* key : {"apiVersion", "kind", "metadata"}) {
+  for (const char* key : {"apiVersion", "kind"}) {
     if (const auto it = head.find(key); it != head.end()) {
       out[key] = *it;
     }
@@ -111,6 +142,13 @@ Json CachedChild::whole() const {
   Json rest = Json::parse(body);
   for (auto& [key, value] : rest.items()) {
     out[key] = std::move(value);
+  }
+  if (const auto meta = head.find("metadata"); meta != head.end() && out.contains("metadata")) {
+    for (const char* key : {"resourceVersion", "managedFields"}) {
+      if (const auto it = meta->find(key); it != meta->end()) {
+        out["metadata"][key] = *it;
+      }
+    }
   }
   if (const auto it = head.find("status"); it != head.end()) {
     out["status"] = *it;

@@ -16,14 +16,16 @@
 namespace csiop::controller {
 
 struct CachedChild {
-  // apiVersion, kind, metadata (managedFields cut to runtime::managerSummary), status, and
+  // What every pass reads: apiVersion, kind, status; of the metadata name, namespace, uid,
+  // resourceVersion, generation, deletionTimestamp, ownerReferences, managedFields (cut to
+  // runtime::managerSummary) and the operator's own labels and annotations (csiop.dev/...);
   // spec.replicas where the spec has it (a Deployment's or StatefulSet's desired pods).
   api::Json head;
-  // Every other member (spec, rules, subjects, data, parameters, ...) as one JSON object's
-  // minified text.
+  // Every member but apiVersion, kind and status (spec, rules, subjects, data, parameters, ...;
+  // the metadata without resourceVersion and managedFields) as one JSON object's minified text.
   std::string body;
-  // A digest of everything but status, metadata.resourceVersion and metadata.managedFields:
-  // equal for two versions of a child that only its status (or who wrote it) tells apart.
+  // A digest of the body: equal for two versions of a child that only its status, its
+  // resourceVersion or who wrote it tells apart.
   std::uint64_t content = 0;
 
   // The child as one object: head and body (parses the body).
