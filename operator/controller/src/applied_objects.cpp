@@ -23,15 +23,17 @@ std::int64_t generationOf(const Json& object) {
 } // namespace
 
 void AppliedObjects::remember(const Json& desired, const Json& result) {
-  applied_[keyOf(desired).str()] = {hashOf(desired), metadataField(result, "resourceVersion"),
-                                    metadataField(result, "uid"), generationOf(result),
-                                    std::nullopt};
+  record(desired, result, std::nullopt);
 }
 
 void AppliedObjects::verified(const Json& desired, const CachedChild& live) {
-  applied_[keyOf(desired).str()] = {hashOf(desired), metadataField(live.head, "resourceVersion"),
-                                    metadataField(live.head, "uid"), generationOf(live.head),
-                                    live.content};
+  record(desired, live.head, live.content);
+}
+
+void AppliedObjects::record(const Json& desired, const Json& object,
+                            std::optional<std::uint64_t> content) {
+  applied_[keyOf(desired).str()] = {hashOf(desired), metadataField(object, "resourceVersion"),
+                                    metadataField(object, "uid"), generationOf(object), content};
 }
 
 void AppliedObjects::forget(const std::string& key) {

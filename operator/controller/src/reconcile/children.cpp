@@ -106,11 +106,12 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
     co_return co_await createChild(*ref, desired, uid);
   }
   // Most passes end here: the child is as applied, or differs from it in status only.
-  if (ownedBy(cached->head, uid) && applied_.unchangedSinceApplied(desired, *cached)) {
+  const bool owned = ownedBy(cached->head, uid);
+  if (owned && applied_.unchangedSinceApplied(desired, *cached)) {
     co_return "";
   }
   const Json live = cached->whole(); // `cached` changes while this coroutine waits
-  if (ownedBy(live, uid) && contains(live, desired)) {
+  if (owned && contains(live, desired)) {
     applied_.verified(desired, *cached);
     co_return "";
   }

@@ -38,6 +38,11 @@ public:
   bool behindLastApply(const api::Json& live) const;
 
 private:
+  // `desired` as applied to `object` (a write's result, or a cached child's head), whose
+  // content is known or not yet.
+  void record(const api::Json& desired, const api::Json& object,
+              std::optional<std::uint64_t> content);
+
   struct Applied {
     std::string desiredHash;
     std::string resourceVersion;
