@@ -77,14 +77,18 @@ kube::FieldMask podFields() {
   kube::FieldMask m = typeAndName();
   m.keep({"metadata", "namespace"})
       .keep({"metadata", "uid"})
-      .keep({"metadata", "deletionTimestamp"})
-      .keep({"metadata", "ownerReferences"});
+      .keep({"metadata", "deletionTimestamp"});
+  for (const char* key : {"kind", "uid", "controller"}) {
+    m.keep({"metadata", "ownerReferences", key});
+  }
   // a workload's pod (CachedPod)
   m.keep({"metadata", "labels", api::kOwnerLabel})
       .keep({"metadata", "labels", "controller-revision-hash"})
       .keep({"spec", "nodeName"})
-      .keep({"status", "phase"})
-      .keep({"status", "conditions"});
+      .keep({"status", "phase"});
+  for (const char* key : {"type", "status", "reason", "message"}) {
+    m.keep({"status", "conditions", key});
+  }
   for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
     m.keep({"status", key, "name"}).keep({"status", key, "state", "waiting"});
   }

@@ -48,8 +48,21 @@ private:
     }
     switch (e.type()) {
     case element_type::OBJECT: {
+      const simdjson::dom::object fields(e);
+      // Room for every member kept, made first: an ordered_json object is a vector of
+      // pair<const string, Json>, which growing copies (the const key makes its move a copy)
+      // with every value under it.
+      std::size_t kept = 0;
+      if (mask.keepsWhole()) {
+        kept = fields.size();
+      } else {
+        for (const simdjson::dom::key_value_pair field : fields) {
+          kept += mask.child(field.key) != nullptr ? 1 : 0;
+        }
+      }
       Json out = Json::object();
-      for (const simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
+      out.get_ref<Json::object_t&>().reserve(kept);
+      for (const simdjson::dom::key_value_pair field : fields) {
         if (const FieldMask* inner = mask.child(field.key)) {
           out[std::string(field.key)] = build(field.value, *inner);
         }
@@ -57,8 +70,10 @@ private:
       return out;
     }
     case element_type::ARRAY: {
+      const simdjson::dom::array items(e);
       Json out = Json::array();
-      for (const simdjson::dom::element item : simdjson::dom::array(e)) {
+      out.get_ref<Json::array_t&>().reserve(items.size());
+      for (const simdjson::dom::element item : items) {
         out.push_back(build(item, mask)); // arrays are transparent
       }
       return out;

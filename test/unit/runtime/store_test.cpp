@@ -69,6 +69,11 @@ TEST_F(StoreTest, IndexesFollowEveryChange) {
   store_.apply(WatchEvent{WatchEventType::Modified, pod("b", "n2", "2")});
   EXPECT_EQ(store_.countByIndex("node", "n1"), 1u);
   EXPECT_EQ(store_.countByIndex("node", "n2"), 2u);
+  Json stillOnN1 = pod("a", "n1", "2"); // a change that leaves the index value as it was
+  stillOnN1["status"]["phase"] = "Succeeded";
+  store_.apply(WatchEvent{WatchEventType::Modified, stillOnN1});
+  ASSERT_EQ(store_.byIndex("node", "n1").size(), 1u);
+  EXPECT_EQ((*store_.byIndex("node", "n1").front())["status"]["phase"], "Succeeded");
   store_.apply(WatchEvent{WatchEventType::Deleted, pod("c", "n2", "3")});
   ASSERT_EQ(store_.byIndex("node", "n2").size(), 1u);
   EXPECT_EQ((*store_.byIndex("node", "n2").front())["metadata"]["name"], "b");

@@ -87,6 +87,7 @@ private:
   bool cutDown() const { return transform_ || !std::is_same_v<Entry, Json>; }
   void indexAdd(const std::string& key, const Entry& object);
   void indexRemove(const std::string& key, const Entry& object);
+  void indexUpdate(const std::string& key, const Entry& old, const Entry& updated);
   const std::set<std::string>* indexed(const std::string& index, const std::string& value) const;
   void notify(const Entry* old, const Entry* updated);
 
@@ -104,6 +105,10 @@ private:
     std::map<std::string, std::set<std::string>> keys; // index value -> object keys
   };
   std::map<std::string, Index> indexes_;
+
+  static void fileUnder(Index& index, const std::string& key, std::vector<std::string> values);
+  static void unfileFrom(Index& index, const std::string& key,
+                         const std::vector<std::string>& values);
 };
 
 // The store of JSON trees: every cache but the high-count kinds with typed entries.

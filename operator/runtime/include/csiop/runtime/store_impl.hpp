@@ -89,21 +89,46 @@ std::size_t BasicStore<Entry>::countByIndex(const std::string& index,
 template <class Entry>
 void BasicStore<Entry>::indexAdd(const std::string& key, const Entry& object) {
   for (auto& [name, index] : indexes_) {
-    for (auto& value : index.values(object)) {
-      index.keys[std::move(value)].insert(key);
-    }
+    fileUnder(index, key, index.values(object));
   }
 }
 
 template <class Entry>
 void BasicStore<Entry>::indexRemove(const std::string& key, const Entry& object) {
   for (auto& [name, index] : indexes_) {
-    for (const auto& value : index.values(object)) {
-      if (const auto v = index.keys.find(value); v != index.keys.end()) {
-        v->second.erase(key);
-        if (v->second.empty()) {
-          index.keys.erase(v);
-        }
+    unfileFrom(index, key, index.values(object));
+  }
+}
+
+template <class Entry>
+void BasicStore<Entry>::indexUpdate(const std::string& key, const Entry& old,
+                                    const Entry& updated) {
+  for (auto& [name, index] : indexes_) {
+    std::vector<std::string> before = index.values(old);
+    std::vector<std::string> after = index.values(updated);
+    if (before != after) { // most updates (a pod's status) leave every index value as it was
+      unfileFrom(index, key, before);
+      fileUnder(index, key, std::move(after));
+    }
+  }
+}
+
+template <class Entry>
+void BasicStore<Entry>::fileUnder(Index& index, const std::string& key,
+                                  std::vector<std::string> values) {
+  for (auto& value : values) {
+    index.keys[std::move(value)].insert(key);
+  }
+}
+
+template <class Entry>
+void BasicStore<Entry>::unfileFrom(Index& index, const std::string& key,
+                                   const std::vector<std::string>& values) {
+  for (const auto& value : values) {
+    if (const auto v = index.keys.find(value); v != index.keys.end()) {
+      v->second.erase(key);
+      if (v->second.empty()) {
+        index.keys.erase(v);
       }
     }
   }
@@ -187,8 +212,7 @@ template <class Entry> void BasicStore<Entry>::apply(kube::WatchEvent event) {
     it->second = std::move(fresh); // nothing the handlers can see changed
   } else {
     const Stored old = std::exchange(it->second, std::move(fresh));
-    indexRemove(key, old.entry);
-    indexAdd(key, it->second.entry);
+    indexUpdate(key, old.entry, it->second.entry);
     notify(&old.entry, &it->second.entry);
   }
 }
