@@ -69,6 +69,14 @@ void addCommonFlags(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--webhook-cert-dir", m.webhookCertDir,
                   "Directory with the webhook's tls.crt and tls.key (reloaded when they change)")
       ->capture_default_str();
+  cmd->add_option("--driver-namespace", m.driverNamespaces,
+                  "A namespace drivers may be deployed into; repeatable. Set: the webhook refuses "
+                  "a DriverDeployment that would put an object elsewhere (the chart's "
+                  "rbac.driverNamespaces, whose Roles grant the operator only these)")
+      ->check([](const std::string& ns) {
+        const auto errors = api::formats::dns1123Label(ns);
+        return errors.empty() ? std::string() : errors.front();
+      });
   cmd->add_option("--log-format", o.logFormat, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

@@ -35,7 +35,8 @@ std::string invalidFlagMessage(const Json& object, const char* annotation,
                                const std::string& what) {
   const Json value = annotationsOf(object).value(annotation, Json());
   return "annotation " + std::string(annotation) + " on " + what + " is " +
-         (value.is_string() ? "\"" + value.get<std::string>() + "\"" : value.dump()) +
+         (value.is_string() ? "\"" + value.get<std::string>() + "\""
+                            : value.dump(-1, ' ', false, Json::error_handler_t::replace)) +
          ", not \"true\" or \"false\"";
 }
 

@@ -6,12 +6,10 @@ namespace csiop::api {
 namespace {
 
 // Values print the way Go's %#v / %q print them in API server messages:
-// strings quoted, numbers and booleans bare, anything else as JSON.
+// strings quoted, numbers and booleans bare, anything else as JSON. Bytes that are not UTF-8
+// print as U+FFFD (a message only quotes them; the loader has refused them as input).
 std::string formatValue(const Json& v) {
-  if (v.is_string()) {
-    return Json(v.get<std::string>()).dump();
-  }
-  return v.dump();
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 } // namespace

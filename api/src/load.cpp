@@ -1,11 +1,17 @@
 #include <csiop/api/load.hpp>
 
 #include <csiop/api/codec.hpp>
+#include <csiop/api/json_access.hpp>
 #include <csiop/api/validation.hpp>
 #include <csiop/api/yaml.hpp>
 
+#include "utf8.hpp"
+
 namespace csiop::api {
 namespace {
+
+// Enough to show what is wrong without a line per string of a hostile document.
+constexpr std::size_t kMaxUtf8Errors = 10;
 
 void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, const Check& check,
              Loaded& out) {
@@ -22,7 +28,17 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, c
       doc.value("kind", Json()).is_string() ? doc["kind"].get<std::string>() : std::string();
   if (apiVersion != kApiVersion || kind != kKind) {
     out.errors.push_back(prefix + "expected apiVersion " + kApiVersion + ", kind " + kKind +
-                         "; got apiVersion \"" + apiVersion + "\", kind \"" + kind + "\"");
+                         "; got apiVersion \"" + printableUtf8(apiVersion) + "\", kind \"" +
+                         printableUtf8(kind) + "\"");
+    return;
+  }
+  // Strings that are not text fail every later dump of the object (messages, rendering).
+  if (const ErrorList bad = utf8Errors(doc, kMaxUtf8Errors); !bad.empty()) {
+    const std::string label =
+        prefix + "DriverDeployment \"" + printableUtf8(metadataField(doc, "name")) + "\": ";
+    for (const auto& e : bad) {
+      out.errors.push_back(label + e.message());
+    }
     return;
   }
   const std::size_t errorsBefore = out.errors.size();

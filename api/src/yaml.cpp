@@ -1,11 +1,20 @@
 #include <csiop/api/yaml.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
-#include <regex>
+#include <map>
 #include <set>
+#include <sstream>
+#include <utility>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+
+#include <csiop/api/object_builder.hpp>
+
+#include "document_path.hpp"
 
 namespace csiop::api {
 namespace {
@@ -14,116 +23,324 @@ std::string where(const YAML::Mark& mark) {
   return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
 }
 
-// YAML 1.2 core schema resolution of a plain (unquoted, untagged) scalar.
-Json resolvePlain(const std::string& s) {
-  static const std::regex kNull("~|null|Null|NULL|");
-  static const std::regex kBool("true|True|TRUE|false|False|FALSE");
-  static const std::regex kInt("[-+]?[0-9]+");
-  static const std::regex kOct("0o[0-7]+");
-  static const std::regex kHex("0x[0-9a-fA-F]+");
-  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  static const std::regex kInf("[-+]?\\.(inf|Inf|INF)");
-  static const std::regex kNan("\\.(nan|NaN|NAN)");
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
+bool isOctal(char c) {
+  return c >= '0' && c <= '7';
+}
+
+bool isHex(char c) {
+  return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// s[i..] while `in` holds; returns how many.
+template <class Pred> std::size_t skip(std::string_view s, std::size_t& i, Pred in) {
+  const std::size_t from = i;
+  while (i < s.size() && in(s[i])) {
+    ++i;
+  }
+  return i - from;
+}
+
+void skipSign(std::string_view s, std::size_t& i) {
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    ++i;
+  }
+}
+
+// The core schema's patterns, each a scan of its own (a regular expression engine that
+// backtracks took the whole stack on a 200,000-digit scalar).
+
+// [-+]?[0-9]+
+bool isDecimalInt(std::string_view s) {
+  std::size_t i = 0;
+  skipSign(s, i);
+  return skip(s, i, isDigit) > 0 && i == s.size();
+}
+
+// 0o[0-7]+ and 0x[0-9a-fA-F]+
+template <class Pred> bool isPrefixedInt(std::string_view s, std::string_view prefix, Pred in) {
+  std::size_t i = prefix.size();
+  return s.starts_with(prefix) && skip(s, i, in) > 0 && i == s.size();
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool isFloat(std::string_view s) {
+  std::size_t i = 0;
+  skipSign(s, i);
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (skip(s, i, isDigit) == 0) {
+      return false;
+    }
+  } else {
+    if (skip(s, i, isDigit) == 0) {
+      return false;
+    }
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      skip(s, i, isDigit);
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    skipSign(s, i);
+    if (skip(s, i, isDigit) == 0) {
+      return false;
+    }
+  }
+  return i == s.size();
+}
+
+// [-+]?\.(inf|Inf|INF) and \.(nan|NaN|NAN)
+bool isNonFinite(std::string_view s) {
+  static const std::set<std::string, std::less<>> kWords = {".inf",  ".Inf",  ".INF",  "+.inf",
+                                                            "+.Inf", "+.INF", "-.inf", "-.Inf",
+                                                            "-.INF", ".nan",  ".NaN",  ".NAN"};
+  return kWords.contains(s);
+}
+
+// A number beyond a double's range stays the string it is, as Go's YAML reader (kubectl's)
+// leaves it: its ParseFloat fails with ErrRange.
+Json floating(const std::string& s) {
+  const double d = std::strtod(s.c_str(), nullptr);
+  return std::isinf(d) ? Json(s) : Json(d);
+}
+
+// `digits` (s without its prefix) in `base`: a signed or unsigned 64-bit integer; beyond them a
+// decimal is a double, and octal or hexadecimal the string (Go reads neither as a float).
+Json integer(const std::string& s, const char* digits, int base) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(digits, &end, base);
+  if (errno == 0 && *end == '\0') {
+    return v;
+  }
+  errno = 0;
+  const unsigned long long u = std::strtoull(digits, &end, base);
+  if (errno == 0 && *end == '\0' && digits[0] != '-') {
+    return u;
+  }
+  return base == 10 ? floating(s) : Json(s);
+}
+
+} // namespace
+
+Json resolvePlainScalar(const std::string& s) {
   // Only scalars starting like a null, a boolean or a number can be one; most
-  // (names, paths, images) are settled here without a regular expression.
+  // (names, paths, images) are settled here.
   static const std::string_view kMaybeTyped = "~nNtTfF0123456789+-.";
   if (!s.empty() && kMaybeTyped.find(s.front()) == std::string_view::npos) {
     return s;
   }
-  if (std::regex_match(s, kNull)) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
     return nullptr;
   }
-  if (std::regex_match(s, kBool)) {
-    return s[0] == 't' || s[0] == 'T';
+  if (s == "true" || s == "True" || s == "TRUE") {
+    return true;
   }
-  const auto integer = [&](const char* digits, int base) -> Json {
-    errno = 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(digits, &end, base);
-    if (errno == 0 && *end == '\0') {
-      return v;
-    }
-    errno = 0;
-    const unsigned long long u = std::strtoull(digits, &end, base);
-    if (errno == 0 && *end == '\0' && digits[0] != '-') {
-      return u;
-    }
-    return std::strtod(s.c_str(), nullptr);
-  };
-  if (std::regex_match(s, kInt)) {
-    return integer(s.c_str(), 10);
+  if (s == "false" || s == "False" || s == "FALSE") {
+    return false;
   }
-  if (std::regex_match(s, kOct)) {
-    return integer(s.c_str() + 2, 8);
+  if (isDecimalInt(s)) {
+    return integer(s, s.c_str(), 10);
   }
-  if (std::regex_match(s, kHex)) {
-    return integer(s.c_str() + 2, 16);
+  if (isPrefixedInt(s, "0o", isOctal)) {
+    return integer(s, s.c_str() + 2, 8);
   }
-  if (std::regex_match(s, kFloat)) {
-    return std::strtod(s.c_str(), nullptr);
+  if (isPrefixedInt(s, "0x", isHex)) {
+    return integer(s, s.c_str() + 2, 16);
   }
-  if (std::regex_match(s, kInf) || std::regex_match(s, kNan)) {
+  if (isFloat(s)) {
+    return floating(s);
+  }
+  if (isNonFinite(s)) {
     // JSON has no representation for these; the API server rejects them too.
     throw YamlError("non-finite number \"" + s + "\" is not allowed");
   }
   return s;
 }
 
-class Converter {
-public:
-  explicit Converter(const YamlLimits& limits) : limits_(limits) {}
+namespace {
 
-  Json convert(const YAML::Node& node, std::size_t depth) {
-    if (++nodes_ > limits_.maxNodes) {
-      throw YamlError("document too large: more than " + std::to_string(limits_.maxNodes) +
-                      " nodes after alias expansion (" + where(node.Mark()) + ")");
-    }
-    if (depth > limits_.maxDepth) {
-      throw YamlError("document nested deeper than " + std::to_string(limits_.maxDepth) +
-                      " levels (" + where(node.Mark()) + ")");
-    }
-    switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      return scalar(node);
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      for (const auto& item : node) {
-        out.push_back(convert(item, depth + 1));
-      }
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (const auto& kv : node) {
-        const Json key = convert(kv.first, depth + 1);
-        std::string name = key.is_string() ? key.get<std::string>() : key.dump();
-        if (out.contains(name)) {
-          throw YamlError("duplicate key \"" + name + "\" at " + where(kv.first.Mark()));
-        }
-        out[name] = convert(kv.second, depth + 1);
-      }
-      return out;
-    }
-    }
-    return nullptr;
+// yaml-cpp's parse events of one document to Json, built bottom-up as parseJson builds (no
+// YAML::Node graph in between: it took 100 MiB for 100,000 keys, and yaml-cpp's LoadAll, which
+// builds it, loops forever allocating on a stream such as ","). An anchored value is kept with
+// its size and height, so that an alias copies it only within the limits.
+class DocumentBuilder final : public YAML::EventHandler {
+public:
+  explicit DocumentBuilder(const YamlLimits& limits) : limits_(limits) {}
+
+  // The document the parser handled last (null when empty), and where it started.
+  Json take() { return std::move(document_); }
+  [[nodiscard]] const YAML::Mark& start() const { return start_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start_ = mark;
+    document_ = nullptr;
+    anchors_.clear(); // an anchor names a node of its own document
+  }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    begin(mark);
+    complete(nullptr, mark, anchor, {});
   }
 
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    begin(mark);
+    complete(scalar(mark, tag, value), mark, anchor, {});
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    begin(mark);
+    const auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) {
+      throw YamlError("alias at " + where(mark) + " refers to a node that contains it");
+    }
+    const Shape shape = it->second.second;
+    count(shape.nodes - 1, mark);
+    if (stack_.size() + shape.height > limits_.maxDepth) {
+      throw YamlError("document nested deeper than " + std::to_string(limits_.maxDepth) +
+                      " levels (" + where(mark) + ")");
+    }
+    complete(Json(it->second.first), mark, YAML::NullAnchor, shape);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value /*style*/) override {
+    begin(mark);
+    stack_.push_back(frame(false, mark, anchor));
+  }
+  void OnSequenceEnd() override { close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value /*style*/) override {
+    begin(mark);
+    stack_.push_back(frame(true, mark, anchor));
+  }
+  void OnMapEnd() override { close(); }
+
 private:
-  static Json scalar(const YAML::Node& node) {
-    const std::string& tag = node.Tag();
-    const std::string& value = node.Scalar();
+  // A value's nodes (itself included) and how many collections deep it goes.
+  struct Shape {
+    std::size_t nodes = 1;
+    std::size_t height = 0;
+  };
+
+  // A sequence or mapping being read.
+  struct Frame {
+    bool map = false;
+    YAML::Mark mark;
+    YAML::anchor_t anchor = YAML::NullAnchor;
+    Shape shape;
+    Json::array_t items;
+    ObjectBuilder members;
+    bool haveKey = false; // of a mapping: its next value is `pending`'s
+    std::size_t pending = ObjectBuilder::npos;
+  };
+
+  static Frame frame(bool map, const YAML::Mark& mark, YAML::anchor_t anchor) {
+    Frame f;
+    f.map = map;
+    f.mark = mark;
+    f.anchor = anchor;
+    return f;
+  }
+
+  void count(std::size_t nodes, const YAML::Mark& mark) {
+    nodes_ += nodes;
+    if (nodes_ > limits_.maxNodes) {
+      throw YamlError("document too large: more than " + std::to_string(limits_.maxNodes) +
+                      " nodes after alias expansion (" + where(mark) + ")");
+    }
+  }
+
+  // A node starts at `mark`, inside every collection on the stack.
+  void begin(const YAML::Mark& mark) {
+    count(1, mark);
+    if (stack_.size() > limits_.maxDepth) {
+      throw YamlError("document nested deeper than " + std::to_string(limits_.maxDepth) +
+                      " levels (" + where(mark) + ")");
+    }
+    if (!stack_.empty() && !stack_.back().map && stack_.back().items.size() >= limits_.maxItems) {
+      throw YamlError(detail::describe("array", path()) + " has more than " +
+                      std::to_string(limits_.maxItems) + " items (" + where(mark) + ")");
+    }
+  }
+
+  void close() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    Json value = f.map ? f.members.build() : Json(std::move(f.items));
+    complete(std::move(value), f.mark, f.anchor, f.shape);
+  }
+
+  // A value is read whole: it goes into the collection it is in, or is the document.
+  void complete(Json value, const YAML::Mark& mark, YAML::anchor_t anchor, const Shape& shape) {
+    if (anchor != YAML::NullAnchor) {
+      count(shape.nodes, mark); // the copy kept
+      anchors_.insert_or_assign(anchor, std::pair{value, shape});
+    }
+    if (stack_.empty()) {
+      document_ = std::move(value);
+      return;
+    }
+    Frame& f = stack_.back();
+    f.shape.nodes += shape.nodes;
+    f.shape.height = std::max(f.shape.height, shape.height + 1);
+    if (!f.map) {
+      f.items.push_back(std::move(value));
+    } else if (f.haveKey) {
+      f.members.value(f.pending) = std::move(value);
+      f.haveKey = false;
+    } else {
+      key(f, value, mark);
+    }
+  }
+
+  // Members are appended, duplicates found through ObjectBuilder's index: ordered_json's own
+  // insert scans every member (20,000 keys took 18 s).
+  void key(Frame& f, const Json& key, const YAML::Mark& mark) {
+    std::string name = key.is_string() ? key.get<std::string>()
+                                       : key.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (f.members.find(name) != ObjectBuilder::npos) {
+      throw YamlError("duplicate key \"" + name + "\" at " + where(mark));
+    }
+    if (f.members.size() >= limits_.maxMembers) {
+      throw YamlError(detail::describe("object", path()) + " has more than " +
+                      std::to_string(limits_.maxMembers) + " members (" + where(mark) + ")");
+    }
+    f.pending = f.members.add(std::move(name));
+    f.haveKey = true;
+  }
+
+  // Where the innermost collection being read is.
+  [[nodiscard]] std::vector<detail::PathSegment> path() const {
+    std::vector<detail::PathSegment> out;
+    for (std::size_t i = 0; i + 1 < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (!f.map) {
+        out.push_back({{}, f.items.size(), false});
+      } else {
+        out.push_back({f.haveKey ? std::string_view(f.members.key(f.pending)) : "?", 0, true});
+      }
+    }
+    return out;
+  }
+
+  static Json scalar(const YAML::Mark& mark, const std::string& tag, const std::string& value) {
     if (tag == "!" || tag == "tag:yaml.org,2002:str") {
       return value;
     }
     try {
       if (tag == "?" || tag.empty()) {
-        return resolvePlain(value);
+        return resolvePlainScalar(value);
       }
-      const Json resolved = resolvePlain(value);
+      const Json resolved = resolvePlainScalar(value);
       if ((tag == "tag:yaml.org,2002:int" && resolved.is_number_integer()) ||
           (tag == "tag:yaml.org,2002:float" && resolved.is_number()) ||
           (tag == "tag:yaml.org,2002:bool" && resolved.is_boolean()) ||
@@ -131,17 +348,34 @@ private:
         return resolved;
       }
     } catch (const YamlError& e) {
-      throw YamlError(std::string(e.what()) + " (" + where(node.Mark()) + ")");
+      throw YamlError(std::string(e.what()) + " (" + where(mark) + ")");
     }
-    throw YamlError("cannot use tag \"" + tag + "\" for value \"" + value + "\" (" +
-                    where(node.Mark()) + ")");
+    throw YamlError("cannot use tag \"" + tag + "\" for value \"" + value + "\" (" + where(mark) +
+                    ")");
   }
 
   const YamlLimits& limits_;
-  std::size_t nodes_ = 0;
+  std::size_t nodes_ = 0; // over every document
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, std::pair<Json, Shape>> anchors_;
+  Json document_;
+  YAML::Mark start_;
 };
 
 // --- emitting ---------------------------------------------------------------
+
+// [-+]?[0-9.][0-9a-fA-FxXoObB_.:+eE-]* : what some YAML reader might take for a number (YAML
+// 1.1 has sexagesimal 1:30, binary 0b1, underscores 1_000).
+bool numberLike(std::string_view s) {
+  std::size_t i = 0;
+  skipSign(s, i);
+  if (i == s.size() || !(isDigit(s[i]) || s[i] == '.')) {
+    return false;
+  }
+  static const std::string_view kAfter = "xXoObB_.:+eE-";
+  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(i), s.end(),
+                     [](char c) { return isHex(c) || kAfter.find(c) != std::string_view::npos; });
+}
 
 bool needsQuotes(const std::string& s) {
   if (s.empty() || s.front() == ' ' || s.back() == ' ' || s.back() == ':') {
@@ -171,8 +405,7 @@ bool needsQuotes(const std::string& s) {
   if (kReserved.contains(s)) {
     return true;
   }
-  static const std::regex kNumberLike("[-+]?[0-9.][0-9a-fA-FxXoObB_.:+eE-]*");
-  return std::regex_match(s, kNumberLike);
+  return numberLike(s);
 }
 
 std::string scalarText(const Json& v) {
@@ -242,19 +475,28 @@ void emitNode(const Json& v, std::size_t indent, std::string& out) {
 } // namespace
 
 std::vector<Json> parseYaml(std::string_view text, const YamlLimits& limits) {
-  std::vector<YAML::Node> docs;
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  DocumentBuilder builder(limits);
+  std::vector<Json> out;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    int previous = -1;
+    while (parser.HandleNextDocument(builder)) {
+      // yaml-cpp 0.7 reports a document at a token that cannot start one (",", "]") without
+      // reading it, again and again.
+      if (builder.start().pos <= previous) {
+        const auto at = static_cast<std::size_t>(builder.start().pos);
+        const char c = at < text.size() ? text[at] : ' ';
+        throw YamlError("invalid YAML at " + where(builder.start()) + ": unexpected " +
+                        (c > ' ' && c < 0x7f ? "'" + std::string(1, c) + "'" : "character"));
+      }
+      previous = builder.start().pos;
+      if (Json doc = builder.take(); !doc.is_null()) {
+        out.push_back(std::move(doc));
+      }
+    }
   } catch (const YAML::Exception& e) {
     throw YamlError("invalid YAML at " + where(e.mark) + ": " + e.msg);
-  }
-  Converter converter(limits);
-  std::vector<Json> out;
-  for (const auto& doc : docs) {
-    Json j = converter.convert(doc, 0);
-    if (!j.is_null()) {
-      out.push_back(std::move(j));
-    }
   }
   return out;
 }

@@ -33,77 +33,12 @@
 
 #include "load.hpp"
 #include "pki.hpp"
+#include "reviews.hpp"
 #include "server.hpp"
 
 namespace {
 
-using csiop::api::Json;
 namespace wb = csiop::bench::webhook;
-
-constexpr const char* kUidMark = "@UID@";
-
-Json example(const std::string& file) {
-  std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/examples/" + file);
-  if (!in) {
-    throw std::runtime_error("cannot read examples/" + file);
-  }
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  return csiop::api::parseYaml(text).at(0);
-}
-
-// An AdmissionReview as the API server sends it for a CREATE of `object`.
-wb::ReviewKind kind(std::string name, const Json& object, bool allowed) {
-  const Json groupVersionKind = {
-      {"group", "csiop.dev"}, {"version", "v1alpha1"}, {"kind", "DriverDeployment"}};
-  const Json resource = {
-      {"group", "csiop.dev"}, {"version", "v1alpha1"}, {"resource", "driverdeployments"}};
-  const Json review = {{"kind", "AdmissionReview"},
-                       {"apiVersion", "admission.k8s.io/v1"},
-                       {"request",
-                        {{"uid", kUidMark},
-                         {"kind", groupVersionKind},
-                         {"resource", resource},
-                         {"requestKind", groupVersionKind},
-                         {"requestResource", resource},
-                         {"name", object["metadata"]["name"]},
-                         {"operation", "CREATE"},
-                         {"userInfo",
-                          {{"username", "kubernetes-admin"},
-                           {"groups", {"kubeadm:cluster-admins", "system:authenticated"}}}},
-                         {"object", object},
-                         {"oldObject", nullptr},
-                         {"dryRun", false},
-                         {"options",
-                          {{"kind", "CreateOptions"},
-                           {"apiVersion", "meta.k8s.io/v1"},
-                           {"fieldManager", "kubectl-client-side-apply"},
-                           {"fieldValidation", "Strict"}}}}}};
-  const std::string body = review.dump();
-  const auto mark = body.find(kUidMark);
-  return wb::ReviewKind{std::move(name), body.substr(0, mark),
-                        body.substr(mark + std::string(kUidMark).size()), allowed};
-}
-
-std::vector<wb::ReviewKind> reviewMix() {
-  const Json hostpath = example("hostpath.yaml");
-  Json invalid = hostpath;
-  invalid["metadata"]["name"] = "hostpath-broken";
-  invalid["spec"]["driverName"] = "Hostpath_CSI";
-  invalid["spec"]["controller"]["replicas"] = -1;
-  Json duplicate = hostpath;
-  duplicate["metadata"]["name"] = "hostpath-copy";
-  duplicate["spec"]["driverName"] = wb::kTakenDriver;
-  Json racing = hostpath;
-  racing["metadata"]["name"] = "hostpath-again";
-
-  const wb::ReviewKind valid = kind("valid CREATE", hostpath, true);
-  const wb::ReviewKind bad = kind("invalid spec", invalid, false);
-  const wb::ReviewKind dup = kind("duplicate driverName", duplicate, false);
-  const wb::ReviewKind race = kind("racing driverName", racing, false);
-  // Each connection begins with a valid CREATE, so hostpath holds its driver
-  // name before anything races for it.
-  return {valid, valid, valid, bad, valid, valid, dup, valid, valid, race};
-}
 
 // What one review costs without the server: webhook::review alone, for `budget`.
 double handlerMicros(const std::vector<wb::ReviewKind>& mix, std::chrono::milliseconds budget) {
@@ -126,23 +61,6 @@ double handlerMicros(const std::vector<wb::ReviewKind>& mix, std::chrono::millis
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return sink == 0 ? 0 : seconds * 1e6 / static_cast<double>(n);
 }
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char name[] = "/tmp/webhook-bench-XXXXXX";
-    if (::mkdtemp(name) == nullptr) {
-      throw std::runtime_error("mkdtemp failed");
-    }
-    path = name;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
 
 // The first three fields of /proc/loadavg: how busy the machine was.
 std::string loadAverage() {
@@ -183,14 +101,11 @@ int bench(int connections, double duration, double warmup, double rate, int serv
 
   // The serving certificate, in a directory as the server reads it.
   const wb::TestPki pki("webhook-bench-ca");
-  const wb::KeyPair serving = pki.server("IP:127.0.0.1,DNS:localhost");
-  const TempDir dir;
-  const std::filesystem::path& certDir = dir.path;
-  std::ofstream(certDir / "tls.crt") << serving.certPem;
-  std::ofstream(certDir / "tls.key") << serving.keyPem;
+  const wb::CertDir dir(pki.server("IP:127.0.0.1,DNS:localhost"));
+  const std::filesystem::path& certDir = dir.path();
 
   const std::string loadBefore = loadAverage();
-  std::vector<wb::ReviewKind> mix = reviewMix();
+  std::vector<wb::ReviewKind> mix = wb::reviewMix();
   wb::ServerProcess server(std::filesystem::read_symlink("/proc/self/exe").string(), certDir,
                            serverCpu);
   const pid_t serverPid = server.pid();

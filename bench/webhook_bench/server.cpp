@@ -47,8 +47,9 @@ int serve(const std::filesystem::path& certDir) {
   options.bindAddress = "127.0.0.1:0";
   options.certDir = certDir;
   options.log = [](std::string_view line) { std::cerr << "webhook server: " << line << "\n"; };
+  // Every author a cluster admin (no API server here): one remembered answer per review.
   csiop::webhook::WebhookServer server(io.get_executor(), options, benchCluster(),
-                                       [] { return true; });
+                                       csiop::webhook::fixedAuthority(true), [] { return true; });
   server.start();
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&server](const boost::system::error_code& ec, int) {
@@ -119,6 +120,7 @@ ServerProcess::ServerProcess(const std::string& self, const std::filesystem::pat
     throw std::runtime_error("the webhook server did not start (it printed \"" + line + "\")");
   }
   port_ = static_cast<std::uint16_t>(port);
+  announcement_ = line.substr(0, line.find('\n'));
 }
 
 ServerProcess::~ServerProcess() {

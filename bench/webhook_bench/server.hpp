@@ -25,7 +25,9 @@ csiop::webhook::ClusterView benchCluster();
 int serve(const std::filesystem::path& certDir);
 
 // Runs `self --serve certDir` as a child pinned to `cpu` (-1: not pinned) and
-// waits (10 s at most) for its port. The child ends with the parent.
+// waits (10 s at most) for its port: the first line it writes to stdout
+// begins "port N"; announcement() is that line, for a child that tells more.
+// The child ends with the parent.
 class ServerProcess {
 public:
   ServerProcess(const std::string& self, const std::filesystem::path& certDir, int cpu);
@@ -35,12 +37,14 @@ public:
 
   pid_t pid() const { return pid_; }
   std::uint16_t port() const { return port_; }
+  const std::string& announcement() const { return announcement_; }
   // SIGTERM, then waits; the child's exit code (128+N for signal N).
   int stop();
 
 private:
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
+  std::string announcement_;
 };
 
 struct ProcessStats {

@@ -1,11 +1,13 @@
 #include <csiop/http/server.hpp>
 
+#include <csiop/http/body_budget.hpp>
+#include <csiop/http/connection_slots.hpp>
+
 #include <charconv>
 #include <exception>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -107,15 +109,22 @@ std::optional<BindAddress> parseBindAddress(std::string_view flag) {
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   struct Connection {
     beast::tcp_stream stream; // deadlines and closing; TLS runs on top of it
-    bool idle = true;         // waiting for the first byte of a request
+    asio::ip::address peer;
+    ConnectionSlots::Id slot;
+    bool waiting = true;  // for the first byte of a request
+    bool evicted = false; // closed to make room for another
   };
   struct Route {
-    HttpHandler handler;
-    HttpMethods methods;
+    HttpHandler handler{}; // or:
+    // Shared so that a running coroutine keeps it, whatever happens to the route.
+    std::shared_ptr<const AsyncHttpHandler> asyncHandler{};
+    HttpMethods methods = HttpMethods::GetHead;
   };
 
   Impl(asio::any_io_executor ex, std::optional<BindAddress> bind, HttpServerOptions opts)
-      : executor(std::move(ex)), address(bind), options(std::move(opts)) {}
+      : executor(std::move(ex)), address(bind), options(std::move(opts)),
+        slots(options.maxConnections, options.maxConnectionsPerPeer),
+        bodies(options.bodyBudgetBytes, options.bodyBudgetPerPeerBytes) {}
 
   asio::any_io_executor executor;
   std::optional<BindAddress> address;
@@ -126,8 +135,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   bool started = false;
   bool stopping = false;
   bool serverGone = false; // the HttpServer object was destroyed
-  std::size_t open = 0;    // accepted and not yet closed
-  std::unordered_set<Connection*> connections;
+  std::size_t open = 0;    // sessions not yet ended (evicted ones included)
+  ConnectionSlots slots;
+  BodyBudget bodies;
+  std::unordered_map<ConnectionSlots::Id, Connection*> connections;
 
   void report(std::string_view message) const {
     if (options.onError) {
@@ -137,19 +148,39 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   void listen();
   void stop();
+  void evict(ConnectionSlots::Id slot);
   static asio::awaitable<void> acceptLoop(std::shared_ptr<Impl> self);
-  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket);
+  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket,
+                                       asio::ip::address peer, ConnectionSlots::Id slot);
   template <class Stream>
   asio::awaitable<void> serve(Connection& connection, Stream& stream,
                               std::chrono::steady_clock::time_point acceptedAt);
-  HttpResponse dispatch(const http::request<http::string_body>& request);
+  template <class Stream>
+  asio::awaitable<void> answerAndClose(Connection& connection, Stream& stream,
+                                       beast::flat_buffer& buffer, const HttpResponse& response);
+  asio::awaitable<HttpResponse> respond(HttpRequest request, http::verb method);
+  std::size_t bodyBytesToReserve(const http::request_parser<http::string_body>& parser) const;
 };
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 bool isHttpParseError(const boost::system::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_method).category() &&
          ec != http::error::end_of_stream && ec != http::error::partial_message;
+}
+
+// The answer to a request that could not be read, or 0 for none (timeouts,
+// resets and the like: the connection just closes).
+unsigned statusForReadError(const boost::system::error_code& ec) {
+  if (ec == http::error::header_limit) {
+    return 431;
+  }
+  if (ec == http::error::body_limit) {
+    return 413;
+  }
+  return isHttpParseError(ec) ? 400 : 0;
 }
 
 template <class Body>
@@ -168,6 +199,28 @@ HttpResponse textResponse(unsigned status, std::string body) {
   response.status = status;
   response.body = std::move(body);
   return response;
+}
+
+// One peer for an IPv4 client whether the listener is IPv4 or dual-stack.
+asio::ip::address peerOf(const asio::ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  }
+  return address;
+}
+
+HttpRequest requestView(http::request<http::string_body>& request) {
+  HttpRequest view;
+  view.method = std::string(request.method_string());
+  view.target = std::string(request.target());
+  const auto question = view.target.find('?');
+  view.path = view.target.substr(0, question);
+  if (question != std::string::npos) {
+    view.query = view.target.substr(question + 1);
+  }
+  view.contentType = std::string(request[http::field::content_type]);
+  view.body = std::move(request.body());
+  return view;
 }
 
 } // namespace
@@ -215,10 +268,18 @@ void HttpServer::Impl::stop() {
     boost::system::error_code ignored;
     acceptor->close(ignored);
   }
-  for (Connection* connection : connections) {
-    if (connection->idle) {
+  for (const auto& [slot, connection] : connections) {
+    if (connection->waiting) {
       connection->stream.close(); // its pending read ends with operation_aborted
     }
+  }
+}
+
+void HttpServer::Impl::evict(ConnectionSlots::Id slot) {
+  const auto found = connections.find(slot);
+  if (found != connections.end()) {
+    found->second->evicted = true;
+    found->second->stream.close(); // frees its descriptor now; its session ends soon
   }
 }
 
@@ -235,20 +296,35 @@ asio::awaitable<void> HttpServer::Impl::acceptLoop(std::shared_ptr<Impl> self) {
       co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
-    if (self->open >= self->options.maxConnections) {
+    boost::system::error_code peerError;
+    const tcp::endpoint remote = socket.remote_endpoint(peerError);
+    const asio::ip::address peer = peerOf(remote.address());
+    const ConnectionSlots::Admission admission =
+        peerError ? ConnectionSlots::Admission{} : self->slots.admit(peer);
+    if (admission.evicted) {
+      self->evict(*admission.evicted);
+    }
+    if (!admission.id) {
       boost::system::error_code ignored;
       socket.close(ignored);
       continue;
     }
+    // A response goes out in several writes (over TLS, a record for its
+    // header and one for its body): without this, Nagle holds the last one
+    // back until the client's delayed ACK, 40 ms later.
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
     ++self->open;
-    asio::co_spawn(self->executor, session(self, std::move(socket)), asio::detached);
+    asio::co_spawn(self->executor, session(self, std::move(socket), peer, *admission.id),
+                   asio::detached);
   }
 }
 
-asio::awaitable<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket socket) {
-  Connection connection{beast::tcp_stream(std::move(socket))};
-  self->connections.insert(&connection);
-  const auto acceptedAt = std::chrono::steady_clock::now();
+asio::awaitable<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket socket,
+                                                asio::ip::address peer, ConnectionSlots::Id slot) {
+  Connection connection{beast::tcp_stream(std::move(socket)), peer, slot};
+  self->connections.emplace(slot, &connection);
+  const auto acceptedAt = Clock::now();
   try {
     if (self->options.tls) {
       // The context of this connection, kept alive for as long as it lasts.
@@ -260,9 +336,9 @@ asio::awaitable<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp:
       connection.stream.expires_at(acceptedAt + self->options.readTimeout);
       auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::server,
                                                asio::as_tuple(asio::use_awaitable));
-      if (ec) {
+      if (ec && !connection.evicted && !self->stopping) {
         self->report("http server: TLS handshake failed: " + ec.message());
-      } else {
+      } else if (!ec) {
         co_await self->serve(connection, tls, acceptedAt);
       }
     } else {
@@ -274,14 +350,14 @@ asio::awaitable<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp:
   boost::system::error_code ignored;
   connection.stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
   connection.stream.close();
-  self->connections.erase(&connection);
+  self->connections.erase(slot);
+  self->slots.remove(slot);
   --self->open;
 }
 
 template <class Stream>
 asio::awaitable<void> HttpServer::Impl::serve(Connection& connection, Stream& stream,
-                                              std::chrono::steady_clock::time_point acceptedAt) {
-  using Clock = std::chrono::steady_clock;
+                                              Clock::time_point acceptedAt) {
   auto& transport = connection.stream; // deadlines apply to every read and write through it
   beast::flat_buffer buffer;
   bool first = true;
@@ -292,65 +368,60 @@ asio::awaitable<void> HttpServer::Impl::serve(Connection& connection, Stream& st
     // Wait for a request to begin. The first must arrive within readTimeout
     // of the accept; later ones within idleTimeout of the previous response.
     if (buffer.size() == 0) {
-      connection.idle = true;
+      if (!first) {
+        slots.set(connection.slot, ConnectionSlots::State::Idle);
+      }
+      connection.waiting = true;
       transport.expires_at(first ? acceptedAt + options.readTimeout
                                  : Clock::now() + options.idleTimeout);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096),
                                                      asio::as_tuple(asio::use_awaitable));
-      connection.idle = false;
+      connection.waiting = false;
       if (ec) {
-        co_return; // closed by the client, timed out, or stop()
+        co_return; // closed by the client, timed out, evicted, or stop()
       }
       buffer.commit(n);
     }
-    connection.idle = false;
+    slots.set(connection.slot, ConnectionSlots::State::Busy);
 
+    // The header first, so that the body's size is reserved before it is read.
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(options.maxHeaderBytes));
     parser.body_limit(options.maxBodyBytes);
     transport.expires_at(first ? acceptedAt + options.readTimeout
                                : Clock::now() + options.readTimeout);
-    auto [readError, bytes] =
-        co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    auto [readError, bytes] = co_await http::async_read_header(stream, buffer, parser,
+                                                               asio::as_tuple(asio::use_awaitable));
+    std::optional<BodyBudget::Reservation> reservation;
+    if (!readError) {
+      reservation = bodies.reserve(connection.peer, bodyBytesToReserve(parser));
+      if (!reservation) {
+        HttpResponse busy = textResponse(503, "too many request bodies in progress\n");
+        busy.headers.emplace_back("Retry-After", "1");
+        co_await answerAndClose(connection, stream, buffer, busy);
+        co_return;
+      }
+      if (!parser.is_done()) {
+        std::tie(readError, bytes) =
+            co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+      }
+    }
     if (readError) {
-      unsigned status = 0;
-      if (readError == http::error::header_limit) {
-        status = 431;
-      } else if (readError == http::error::body_limit) {
-        status = 413;
-      } else if (isHttpParseError(readError)) {
-        status = 400;
+      if (const unsigned status = statusForReadError(readError); status != 0) {
+        co_await answerAndClose(
+            connection, stream, buffer,
+            textResponse(status, status == 400 ? "bad request\n" : "request too large\n"));
       }
-      if (status != 0) {
-        const HttpResponse response =
-            textResponse(status, status == 400 ? "bad request\n" : "request too large\n");
-        http::response<http::string_body> message;
-        setCommonHeaders(message, response, false);
-        message.body() = response.body;
-        message.prepare_payload();
-        transport.expires_after(options.writeTimeout);
-        co_await http::async_write(stream, message, asio::as_tuple(asio::use_awaitable));
-        // The rest of the request is unread; half-close and let the client
-        // read the answer before the connection goes (a close with unread
-        // data would reset it).
-        boost::system::error_code ignored;
-        transport.socket().shutdown(tcp::socket::shutdown_send, ignored);
-        transport.expires_after(std::chrono::milliseconds(500));
-        for (std::size_t drained = 0; drained < 1024 * 1024;) {
-          buffer.clear();
-          auto [drainError, n] = co_await stream.async_read_some(
-              buffer.prepare(4096), asio::as_tuple(asio::use_awaitable));
-          if (drainError) {
-            break;
-          }
-          drained += n;
-        }
-      }
-      co_return; // timeouts, resets and the like: just close
+      co_return;
     }
 
-    const auto& request = parser.get();
-    const HttpResponse response = dispatch(request);
+    http::request<http::string_body> request = parser.release();
+    const bool goneBefore = serverGone;
+    const HttpResponse response = co_await respond(requestView(request), request.method());
+    reservation.reset(); // the body died with the handler's copy
+    if (serverGone && !goneBefore) {
+      co_return; // destroyed while the handler ran: its answer is dropped
+    }
     const bool keepAlive = request.keep_alive() && !stopping;
     transport.expires_after(options.writeTimeout);
     boost::system::error_code writeError;
@@ -377,45 +448,82 @@ asio::awaitable<void> HttpServer::Impl::serve(Connection& connection, Stream& st
   }
 }
 
-HttpResponse HttpServer::Impl::dispatch(const http::request<http::string_body>& request) {
-  HttpRequest view;
-  view.method = std::string(request.method_string());
-  view.target = std::string(request.target());
-  const auto question = view.target.find('?');
-  view.path = view.target.substr(0, question);
-  if (question != std::string::npos) {
-    view.query = view.target.substr(question + 1);
+template <class Stream>
+asio::awaitable<void> HttpServer::Impl::answerAndClose(Connection& connection, Stream& stream,
+                                                       beast::flat_buffer& buffer,
+                                                       const HttpResponse& response) {
+  auto& transport = connection.stream;
+  http::response<http::string_body> message;
+  setCommonHeaders(message, response, false);
+  message.body() = response.body;
+  message.prepare_payload();
+  transport.expires_after(options.writeTimeout);
+  co_await http::async_write(stream, message, asio::as_tuple(asio::use_awaitable));
+  // The rest of the request is unread; half-close and let the client read
+  // the answer before the connection goes (a close with unread data would
+  // reset it).
+  boost::system::error_code ignored;
+  transport.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  transport.expires_after(std::chrono::milliseconds(500));
+  for (std::size_t drained = 0; drained < 1024 * 1024;) {
+    buffer.clear();
+    auto [drainError, n] =
+        co_await stream.async_read_some(buffer.prepare(4096), asio::as_tuple(asio::use_awaitable));
+    if (drainError) {
+      break;
+    }
+    drained += n;
   }
+}
+
+std::size_t
+HttpServer::Impl::bodyBytesToReserve(const http::request_parser<http::string_body>& parser) const {
+  if (parser.chunked()) {
+    return options.maxBodyBytes; // the most it may grow to
+  }
+  // The parser has refused a Content-Length over maxBodyBytes already (413).
+  return static_cast<std::size_t>(parser.content_length().value_or(0));
+}
+
+asio::awaitable<HttpResponse> HttpServer::Impl::respond(HttpRequest request, http::verb method) {
   if (serverGone) {
-    return textResponse(503, "shutting down\n");
+    co_return textResponse(503, "shutting down\n");
   }
-  const auto route = handlers.find(view.path);
+  const auto route = handlers.find(request.path);
   if (route == handlers.end()) {
-    return textResponse(404, "404 page not found\n");
+    co_return textResponse(404, "404 page not found\n");
   }
   const bool post = route->second.methods == HttpMethods::Post;
-  if (post ? request.method() != http::verb::post
-           : request.method() != http::verb::get && request.method() != http::verb::head) {
+  if (post ? method != http::verb::post : method != http::verb::get && method != http::verb::head) {
     HttpResponse response = textResponse(405, "method not allowed\n");
     response.headers.emplace_back("Allow", post ? "POST" : "GET, HEAD");
-    return response;
+    co_return response;
   }
-  view.contentType = std::string(request[http::field::content_type]);
-  if (post) {
-    view.body = request.body();
+  if (!post) {
+    request.body.clear(); // POST only
   }
+  // Copies: the route may be replaced, or the server destroyed, while an
+  // asynchronous handler runs.
+  const std::string path = request.path;
+  const std::shared_ptr<const AsyncHttpHandler> asyncHandler = route->second.asyncHandler;
   try {
-    HttpResponse response = route->second.handler(view);
+    // Not a conditional expression: GCC 12 mishandles a co_await in one.
+    HttpResponse response;
+    if (asyncHandler) {
+      response = co_await (*asyncHandler)(std::move(request));
+    } else {
+      response = route->second.handler(request);
+    }
     if (response.status < 100 || response.status > 999) {
       throw std::logic_error("handler returned status " + std::to_string(response.status));
     }
-    return response;
+    co_return response;
   } catch (const std::exception& e) {
-    report("http server: handler for " + view.path + " failed: " + e.what());
+    report("http server: handler for " + path + " failed: " + e.what());
   } catch (...) {
-    report("http server: handler for " + view.path + " failed");
+    report("http server: handler for " + path + " failed");
   }
-  return textResponse(500, "internal server error\n");
+  co_return textResponse(500, "internal server error\n");
 }
 
 HttpServer::HttpServer(asio::any_io_executor executor, std::string_view bindAddress,
@@ -430,7 +538,13 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::handle(std::string path, HttpHandler handler, HttpMethods methods) {
-  impl_->handlers.insert_or_assign(std::move(path), Impl::Route{std::move(handler), methods});
+  impl_->handlers.insert_or_assign(std::move(path), Impl::Route{std::move(handler), {}, methods});
+}
+
+void HttpServer::handleAsync(std::string path, AsyncHttpHandler handler, HttpMethods methods) {
+  impl_->handlers.insert_or_assign(
+      std::move(path),
+      Impl::Route{{}, std::make_shared<const AsyncHttpHandler>(std::move(handler)), methods});
 }
 
 void HttpServer::start() {
@@ -466,6 +580,10 @@ std::uint16_t HttpServer::port() const {
 
 std::size_t HttpServer::connections() const {
   return impl_->open;
+}
+
+std::size_t HttpServer::bodyBytesReserved() const {
+  return impl_->bodies.used();
 }
 
 } // namespace csiop::http

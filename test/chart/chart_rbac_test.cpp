@@ -270,6 +270,55 @@ TEST(ChartRbac, SecretsCanBeNarrowedToNamespacesOrDenied) {
       << missing[0];
 }
 
+TEST(ChartRbac, DriverNamespacesNarrowWhatTheOperatorWrites) {
+  const auto held = operatorRules(helmTemplate("--set 'rbac.driverNamespaces={csi-every,other}'"));
+  namespace r = kube::resources;
+  for (const auto* ref :
+       {&r::serviceaccounts, &r::configmaps, &r::services, &r::daemonsets, &r::deployments,
+        &r::statefulsets, &r::roles, &r::rolebindings, &r::poddisruptionbudgets}) {
+    for (const char* verb : {"create", "patch", "delete"}) {
+      EXPECT_TRUE(covers(held, ref->group, ref->resource, verb, "csi-every", "x"))
+          << verb << " " << ref->resource;
+      EXPECT_TRUE(covers(held, ref->group, ref->resource, verb, "other", "x"))
+          << verb << " " << ref->resource;
+      EXPECT_FALSE(covers(held, ref->group, ref->resource, verb, "kube-system", "x"))
+          << verb << " " << ref->resource << " outside the driver namespaces";
+    }
+    // The informers still read every namespace.
+    for (const char* verb : {"get", "list", "watch"}) {
+      EXPECT_TRUE(covers(held, ref->group, ref->resource, verb, "kube-system", ""))
+          << verb << " " << ref->resource;
+    }
+  }
+  EXPECT_TRUE(covers(held, "", "pods", "delete", "csi-every", "x"));
+  EXPECT_FALSE(covers(held, "", "pods", "delete", "kube-system", "x"));
+  EXPECT_TRUE(covers(held, "coordination.k8s.io", "leases", "update", "csi-every", "x"));
+  EXPECT_FALSE(covers(held, "coordination.k8s.io", "leases", "update", "kube-system", "x"));
+  EXPECT_FALSE(covers(held, "coordination.k8s.io", "leases", "update", "kube-node-lease", "x"));
+  EXPECT_FALSE(covers(held, "", "namespaces", "create", "", "x"));
+  // Still everything a driver in those namespaces needs granted.
+  const auto missing = uncovered(
+      held, renderFile(fs::path(CSIOP_SOURCE_DIR) / "test/chart/testdata/every-sidecar.yaml"));
+  EXPECT_TRUE(missing.empty()) << testing::PrintToString(missing);
+  // And the operator is told, so its webhook refuses the others.
+  const auto chart = helmTemplate("--set 'rbac.driverNamespaces={csi-every,other}'");
+  for (const Json& o : chart) {
+    if (o["kind"] == "Deployment") {
+      const auto args = o["spec"]["template"]["spec"]["containers"][0]["args"].dump();
+      EXPECT_NE(args.find("--driver-namespace=csi-every"), std::string::npos) << args;
+      EXPECT_NE(args.find("--driver-namespace=other"), std::string::npos) << args;
+    }
+  }
+}
+
+TEST(ChartRbac, TheWebhookMayAskTheApiServer) {
+  const auto held = operatorRules(helmTemplate());
+  EXPECT_TRUE(covers(held, "authorization.k8s.io", "subjectaccessreviews", "create", "", ""));
+  EXPECT_TRUE(covers(held, "csiop.dev", "driverdeployments", "get", "", "dd"));
+  EXPECT_TRUE(covers(held, "rbac.authorization.k8s.io", "clusterroles", "get", "", "admin"));
+  EXPECT_TRUE(covers(held, "rbac.authorization.k8s.io", "roles", "get", "ns", "r"));
+}
+
 TEST(ChartRbac, WithoutChartCrdsTheOperatorGetsNoCrdAccess) {
   const auto chart = helmTemplate("--set crds.install=false");
   for (const Json& o : chart) {

@@ -167,6 +167,139 @@ TEST_F(Webhook, AdoptionOfAForeignCSIDriverIsAdmittedWhenAskedFor) {
   }));
 }
 
+// The confused deputy: a DriverDeployment grants its author nothing they lack. Users as the
+// API server sees them (kubectl --as): "dd-author" may write DriverDeployments and nothing else;
+// "storage-admin" may also create CSIDrivers and is an admin of namespace csi-deputy (the
+// built-in admin ClusterRole, bound there), enough for a node-only driver in that namespace.
+// Every case is sent as a server-side dry run, as the user and as the cluster admin.
+std::string deputyCase(const std::string& name, const std::string& namespace_,
+                       const std::string& extra) {
+  return labelled("apiVersion: csiop.dev/v1alpha1\n"
+                  "kind: DriverDeployment\n"
+                  "metadata:\n"
+                  "  name: " +
+                  name +
+                  "\n"
+                  "spec:\n"
+                  "  driverName: " +
+                  name +
+                  ".csi.example.com\n"
+                  "  namespace: " +
+                  namespace_ +
+                  "\n"
+                  "  createNamespace: false\n"
+                  "  csiDriver: {attachRequired: false, volumeLifecycleModes: [Ephemeral]}\n"
+                  "  driver: {image: registry.example.com/driver:v1}\n" +
+                  extra);
+}
+
+TEST_F(Webhook, ADriverDeploymentGrantsItsAuthorNothingTheyLack) {
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, R"(apiVersion: v1
+kind: Namespace
+metadata: {name: csi-deputy}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: csiop-e2e-dd-author}
+rules:
+- {apiGroups: [csiop.dev], resources: [driverdeployments], verbs: [get, list, watch, create, update, patch, delete]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: csiop-e2e-dd-author}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: csiop-e2e-dd-author}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: dd-author}
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: storage-admin}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: csiop-e2e-csidrivers}
+rules:
+- {apiGroups: [storage.k8s.io], resources: [csidrivers], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: csiop-e2e-csidrivers}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: csiop-e2e-csidrivers}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: storage-admin}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: storage-admin, namespace: csi-deputy}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: storage-admin}
+)")
+                  .ok());
+  const auto as = [&](const std::string& user, const std::string& yaml) {
+    std::vector<std::string> args = {"apply", "--dry-run=server", "-f", "-"};
+    if (!user.empty()) {
+      args.push_back("--as=" + user);
+    }
+    return kubectl(args, yaml);
+  };
+  const auto refused = [&](const std::string& user, const std::string& yaml,
+                           const std::string& lacking) {
+    return waitFor(user + " is refused, lacking: " + lacking, 30s, [&](std::string& seen) {
+      const auto r = as(user, yaml);
+      seen = r.out + r.err;
+      return !r.ok() && seen.find("may not do") != std::string::npos &&
+             seen.find(lacking) != std::string::npos;
+    });
+  };
+  const std::string plain = deputyCase("deputy-plain", "csi-deputy", "");
+  EXPECT_TRUE(refused("dd-author", plain, "create csidrivers.storage.k8s.io cluster-wide"));
+  const auto r = as("storage-admin", plain);
+  EXPECT_TRUE(r.ok()) << "a user who may do it all is admitted\n" << r;
+
+  struct Case {
+    std::string what, yaml, lacking;
+  };
+  const std::vector<Case> cases = {
+      {"a RoleBinding of cluster-admin to everyone through spec.objects",
+       deputyCase("deputy-binding", "csi-deputy", R"(  objects:
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: RoleBinding
+    metadata: {name: everyone-cluster-admin}
+    roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+    subjects:
+    - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:authenticated"}
+)"),
+       "(or bind clusterroles.rbac.authorization.k8s.io \"cluster-admin\" in namespace "
+       "csi-deputy)"},
+      {"workloads in kube-system as one of its ServiceAccounts",
+       deputyCase("deputy-sa", "kube-system", R"(  node:
+    podTemplatePatch:
+      spec: {serviceAccountName: clusterrole-aggregation-controller}
+)"),
+       "create daemonsets.apps in namespace kube-system"},
+      {"get secrets aggregated into the view role",
+       deputyCase("deputy-aggregate", "csi-deputy", R"(  aggregatedClusterRoles:
+  - name: deputy-secrets
+    aggregateTo: [view]
+    rules: [{apiGroups: [""], resources: [secrets], verbs: [get]}]
+)"),
+       "update clusterroles.rbac.authorization.k8s.io \"view\" cluster-wide"},
+      {"the secrets of kube-system", deputyCase("deputy-secrets", "csi-deputy", R"(  secretAccess:
+  - {namespace: kube-system, serviceAccounts: [Node]}
+)"),
+       "get secrets in namespace kube-system"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_TRUE(refused("storage-admin", c.yaml, c.lacking));
+    const auto admin = as("", c.yaml);
+    EXPECT_TRUE(admin.ok()) << "the cluster admin keeps every ability\n" << admin;
+  }
+  kubectl({"delete", "clusterrolebinding", "csiop-e2e-dd-author", "csiop-e2e-csidrivers",
+           "--ignore-not-found"});
+  kubectl({"delete", "clusterrole", "csiop-e2e-dd-author", "csiop-e2e-csidrivers",
+           "--ignore-not-found"});
+  kubectl({"delete", "namespace", "csi-deputy", "--ignore-not-found", "--wait=false"});
+}
+
 TEST_F(Webhook, ARotatedCertificateKeepsAdmissionsWorkingWithoutARestart) {
   // Rotation as an admin does it: the bundle trusts both CAs, then the serving pair changes.
   ASSERT_TRUE(issueCertificate("second-ca"));

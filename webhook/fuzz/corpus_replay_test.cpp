@@ -1,7 +1,8 @@
 // Replays every file of webhook/fuzz/corpus through webhook::review and holds
 // each answer to the fuzzer's invariants (review_harness.hpp); a file whose name
 // starts with allow-, deny400-, deny403-, deny422- or http400- must also get that
-// answer (see make_corpus.cpp). A crash reproducer committed to the corpus so
+// answer (see make_corpus.cpp). Likewise every file of webhook/fuzz/render_corpus
+// through render (render_harness.hpp). A crash reproducer committed to a corpus so
 // becomes a regression test of the normal build (and of the ASan one).
 #include <algorithm>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "render_harness.hpp"
 #include "review_harness.hpp"
 
 namespace {
@@ -19,9 +21,9 @@ namespace {
 using csiop::api::Json;
 namespace fuzz = csiop::webhook::fuzz;
 
-std::vector<std::filesystem::path> corpusFiles() {
+std::vector<std::filesystem::path> corpusFiles(const char* dir = CSIOP_FUZZ_CORPUS_DIR) {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(CSIOP_FUZZ_CORPUS_DIR)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.is_regular_file()) {
       files.push_back(entry.path());
     }
@@ -86,6 +88,24 @@ TEST(FuzzCorpus, EveryInputKeepsTheInvariants) {
   }
   // The seeds reach every decision: the corpus has not gone stale.
   EXPECT_GE(promised, 30u);
+}
+
+TEST(FuzzCorpus, EveryRenderInputKeepsTheInvariants) {
+  const auto files = corpusFiles(CSIOP_RENDER_CORPUS_DIR);
+  ASSERT_FALSE(files.empty()) << "no corpus in " << CSIOP_RENDER_CORPUS_DIR;
+  std::size_t rendered = 0;
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.filename().string());
+    csiop::render::fuzz::RenderOutcome outcome;
+    EXPECT_EQ(csiop::render::fuzz::check(readFile(path), &outcome), "");
+    // The examples render; the hostile inputs are all refused but the ones that are valid.
+    const std::string name = path.filename().string();
+    if (name.rfind("example-", 0) == 0) {
+      EXPECT_TRUE(outcome.errors.empty()) << outcome.errors.front();
+    }
+    rendered += outcome.objects.empty() ? 0 : 1;
+  }
+  EXPECT_GE(rendered, 10u);
 }
 
 } // namespace

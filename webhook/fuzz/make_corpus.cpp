@@ -138,18 +138,18 @@ int main(int argc, char** argv) {
           request("CREATE", withDriver(hostpath, "taker", fuzz::kForeignDriver), nullptr, uid())));
   {
     Json dd = withDriver(hostpath, "taker", fuzz::kForeignDriver);
-    dd["metadata"]["annotations"] = {{csiop::webhook::kAdoptAnnotation, "true"}};
+    dd["metadata"]["annotations"] = {{csiop::api::kAdoptAnnotation, "true"}};
     add("allow-create-adopt-foreign-csidriver", review(request("CREATE", dd, nullptr, uid())));
-    dd["metadata"]["annotations"][csiop::webhook::kAdoptAnnotation] = "yes";
+    dd["metadata"]["annotations"][csiop::api::kAdoptAnnotation] = "yes";
     add("deny403-create-adopt-not-true", review(request("CREATE", dd, nullptr, uid())));
   }
   {
     // Deleting a driver whose volumes are in use, and the ways that are allowed.
     Json dd = withDriver(hostpath, "inuse", fuzz::kInUseDriver);
     add("deny403-delete-volumes-in-use", review(request("DELETE", nullptr, dd, uid())));
-    dd["metadata"]["annotations"] = {{csiop::webhook::kForceDeleteAnnotation, "true"}};
+    dd["metadata"]["annotations"] = {{csiop::api::kForceDeleteAnnotation, "true"}};
     add("allow-delete-forced", review(request("DELETE", nullptr, dd, uid())));
-    dd["metadata"]["annotations"][csiop::webhook::kForceDeleteAnnotation] = "yes";
+    dd["metadata"]["annotations"][csiop::api::kForceDeleteAnnotation] = "yes";
     add("deny403-delete-force-not-true", review(request("DELETE", nullptr, dd, uid())));
     add("deny422-create-force-delete-not-a-bool", review(request("CREATE", dd, nullptr, uid())));
     dd["metadata"].erase("annotations");
@@ -222,6 +222,61 @@ int main(int argc, char** argv) {
     Json r = request("CREATE", hostpath, nullptr, uid());
     r["object"] = Json::array({hostpath});
     add("deny400-create-object-array", review(r));
+  }
+
+  // The inputs of issue "Hardened", cut to the fuzzer's 64 KiB, in a DriverDeployment that is
+  // valid without them.
+  {
+    const Json minimal = {{"apiVersion", "csiop.dev/v1alpha1"},
+                          {"kind", "DriverDeployment"},
+                          {"metadata", {{"name", "demo"}}},
+                          {"spec",
+                           {{"driverName", "demo.csi.example.com"},
+                            {"driver", {{"image", "example.com/driver:v1"}}},
+                            {"controller", Json::object()}}}};
+    const auto create = [&](const Json::json_pointer& at, const Json& value) {
+      Json dd = minimal;
+      dd[at] = value;
+      return review(request("CREATE", dd, nullptr, uid()));
+    };
+    add("allow-hostile-minimal", create(Json::json_pointer("/spec/paused"), false));
+    std::string pipe = "a";
+    for (int i = 0; i < 20'000; ++i) {
+      pipe += "-a";
+    }
+    add("deny422-hostile-csi-proxy-pipe-40kb",
+        create(Json::json_pointer("/spec/windowsNode/csiProxyPipes"), {pipe + "-v1"}));
+    for (const std::size_t n : {30, 60}) {
+      add("deny422-hostile-kubelet-dir-backtracker-" + std::to_string(n),
+          create(Json::json_pointer("/spec/windowsNode/kubeletDir"),
+                 "C:\\" + std::string(n, 'a') + "*"));
+    }
+    const std::string digits(60'000, '7');
+    add("allow-hostile-configmap-value-60000-digits",
+        create(Json::json_pointer("/spec/configMaps"),
+               {{{"name", "config"}, {"data", {{"k", digits}}}}}));
+    Json many = Json::object();
+    for (int i = 0; i < 5'000; ++i) {
+      many["k" + std::to_string(i)] = "v";
+    }
+    add("allow-hostile-5000-keys",
+        create(Json::json_pointer("/spec/configMaps"), {{{"name", "config"}, {"data", many}}}));
+    add("deny422-hostile-huge-percentage",
+        create(Json::json_pointer("/spec/controller/podDisruptionBudget"),
+               {{"maxUnavailable", "99999999999999999999%"}}));
+    add("deny422-hostile-lease-timings",
+        create(Json::json_pointer("/spec/controller/leaderElection"),
+               {{"leaseDuration", "9999999999999h"}, {"retryPeriod", "1ns"}}));
+    // What a Json cannot hold, as text: a number beyond a double, nesting beyond the limit.
+    const std::string body = create(Json::json_pointer("/spec/paused"), false).dump();
+    const auto replaced = [&body](const std::string& by) {
+      std::string text = body;
+      const std::string what = "\"paused\":false";
+      return text.replace(text.find(what), what.size(), by);
+    };
+    seeds.emplace_back("http400-hostile-number-60000-digits", replaced("\"paused\":" + digits));
+    seeds.emplace_back("http400-hostile-nesting-201",
+                       replaced("\"x\":" + std::string(201, '[') + std::string(201, ']')));
   }
 
   // Not AdmissionReviews at all.

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include <csiop/api/json_parse.hpp>
 #include <csiop/api/types.hpp>
 #include <csiop/webhook/admission.hpp>
 
@@ -113,7 +114,11 @@ inline std::string checkAnswer(std::string_view input, const ReviewResult& resul
   bool envelope = false;
   if (input.size() <= kMaxReviewBytes &&
       nestingDepth(input, kMaxNestingDepth) <= kMaxNestingDepth) {
-    in = Json::parse(input, nullptr, /*allow_exceptions=*/false);
+    try {
+      in = api::parseJson(input); // as the webhook reads a body: within the API's limits
+    } catch (const api::JsonError&) {
+      in = Json(Json::value_t::discarded);
+    }
     const Json& uid = at(at(in, "request"), "uid");
     envelope = !in.is_discarded() && in.is_object() &&
                text(at(in, "apiVersion")) == "admission.k8s.io/v1" &&

@@ -5,9 +5,11 @@
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
+#include <csiop/api/json_parse.hpp>
 #include <csiop/api/load.hpp>
 #include <csiop/api/validation.hpp>
 #include <csiop/render/check.hpp>
+#include <csiop/render/render.hpp>
 
 namespace csiop::webhook {
 namespace {
@@ -76,27 +78,79 @@ Decision decideDelete(const Json& request, const ClusterView& cluster) {
   return deny(403, "Forbidden", message);
 }
 
+// Whether what the operator makes of the object may differ from before: a CREATE, or an UPDATE
+// of the spec or the annotations (the operator's own updates, its finalizer, change neither).
+bool specChanged(const Json& request) {
+  if (stringField(request, "operation") != "UPDATE") {
+    return true;
+  }
+  const Json& object = member(request, "object");
+  const Json& old = member(request, "oldObject");
+  return member(object, "spec") != member(old, "spec") ||
+         member(member(object, "metadata"), "annotations") !=
+             member(member(old, "metadata"), "annotations");
+}
+
+// "" when every namespaced object of `rendered` is in one of `allowed` (or `allowed` is empty),
+// else the denial's message naming the first that is not.
+std::string outsideDriverNamespaces(const std::vector<Json>& rendered,
+                                    const std::vector<std::string>& allowed) {
+  if (allowed.empty()) {
+    return {};
+  }
+  for (const Json& object : rendered) {
+    const std::string ns = metadataField(object, "namespace");
+    if (!ns.empty() && std::find(allowed.begin(), allowed.end(), ns) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) {
+        list += (list.empty() ? "" : ", ") + a;
+      }
+      return "spec.namespace: Forbidden: this DriverDeployment would put " +
+             stringField(object, "kind") + " " + metadataField(object, "name") +
+             " into namespace " + ns + "; this operator deploys drivers only into " + list +
+             " (its --driver-namespace flags, the chart's rbac.driverNamespaces)";
+    }
+  }
+  return {};
+}
+
 } // namespace
 
-Reservations::Reservations(Clock now, std::chrono::seconds ttl) : now_(std::move(now)), ttl_(ttl) {}
+Reservations::Reservations(Clock now, std::chrono::seconds ttl, std::size_t maxEntries)
+    : now_(std::move(now)), ttl_(ttl), maxEntries_(std::max<std::size_t>(maxEntries, 1)) {}
 
 void Reservations::expire() {
   const auto now = now_();
   std::erase_if(entries_, [&](const auto& e) { return e.second.expires <= now; });
 }
 
-std::optional<std::string> Reservations::holder(const std::string& driverName,
-                                                const std::string& self) {
+std::optional<Reservations::Holder> Reservations::holder(const std::string& driverName,
+                                                         const std::string& self) {
   expire();
   const auto it = entries_.find(driverName);
-  if (it == entries_.end() || it->second.holder == self) {
+  if (it == entries_.end() || it->second.holder.name == self) {
     return std::nullopt;
   }
   return it->second.holder;
 }
 
-void Reservations::reserve(const std::string& driverName, const std::string& holder) {
-  entries_.insert_or_assign(driverName, Entry{holder, now_() + ttl_});
+void Reservations::reserve(const std::string& driverName, const std::string& holder,
+                           const std::string& uid) {
+  expire();
+  if (!entries_.contains(driverName) && entries_.size() >= maxEntries_) {
+    // Full (a flood of reviews for made-up names): the one closest to its end goes.
+    entries_.erase(std::min_element(entries_.begin(), entries_.end(), [](auto& a, auto& b) {
+      return a.second.expires < b.second.expires;
+    }));
+  }
+  entries_.insert_or_assign(driverName, Entry{Holder{holder, uid}, now_() + ttl_});
+}
+
+void Reservations::release(const std::string& driverName, const std::string& holder) {
+  if (const auto it = entries_.find(driverName);
+      it != entries_.end() && it->second.holder.name == holder) {
+    entries_.erase(it);
+  }
 }
 
 Decision decide(const Json& request, const ClusterView& cluster, Reservations& reservations) {
@@ -185,10 +239,12 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
                     "\"; one driver name has one DriverDeployment");
   }
   if (const auto recent = reservations.holder(driverName, name)) {
-    return deny(403, "Forbidden",
-                "spec.driverName: Duplicate value: \"" + driverName +
-                    "\": being claimed by DriverDeployment \"" + *recent +
-                    "\", admitted moments ago");
+    Decision denied = deny(403, "Forbidden",
+                           "spec.driverName: Duplicate value: \"" + driverName +
+                               "\": being claimed by DriverDeployment \"" + recent->name +
+                               "\", admitted moments ago");
+    denied.rival = recent;
+    return denied;
   }
   if (const Json* driver = cluster.csiDriver(driverName);
       driver != nullptr && label(*driver, api::kOwnerLabel).empty()) {
@@ -203,8 +259,17 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
         "CSIDriver \"" + driverName +
         "\" is not managed by csi-operator; this DriverDeployment adopts it");
   }
+  if (specChanged(request)) {
+    const std::vector<Json> rendered = render::render(loaded.objects.front());
+    if (const std::string outside = outsideDriverNamespaces(rendered, cluster.driverNamespaces);
+        !outside.empty()) {
+      return deny(403, "Forbidden", outside);
+    }
+    allowed.requirements = requirements(loaded.objects.front(), rendered, cluster.objectKinds);
+  }
   if (!api::isTrue(request, "dryRun")) {
-    reservations.reserve(driverName, name);
+    reservations.reserve(driverName, name, metadataField(object, "uid"));
+    allowed.reserved = true;
   }
   return allowed;
 }
@@ -235,17 +300,22 @@ std::size_t nestingDepth(std::string_view text, std::size_t limit) {
   return deepest;
 }
 
-ReviewResult review(std::string_view body, const ClusterView& cluster, Reservations& reservations) {
-  const auto badRequest = [](std::string message) {
-    // Parse errors quote the input: keep the answer printable ASCII.
-    for (char& c : message) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (byte < 0x20 || byte >= 0x7f) {
-        c = '?';
-      }
+namespace {
+
+ReviewResult badRequest(std::string message) {
+  // Parse errors quote the input: keep the answer printable ASCII.
+  for (char& c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f) {
+      c = '?';
     }
-    return ReviewResult{400, std::move(message) + "\n", "text/plain; charset=utf-8"};
-  };
+  }
+  return ReviewResult{400, std::move(message) + "\n", "text/plain; charset=utf-8"};
+}
+
+} // namespace
+
+std::variant<Json, ReviewResult> readReview(std::string_view body) {
   if (body.size() > kMaxReviewBytes) {
     return ReviewResult{413,
                         "request body of " + std::to_string(body.size()) +
@@ -257,8 +327,9 @@ ReviewResult review(std::string_view body, const ClusterView& cluster, Reservati
   }
   Json in;
   try {
-    in = Json::parse(body);
-  } catch (const Json::exception& e) { // syntax, and numbers out of a double's range
+    // Linear in the number of keys, and bounded in members and items (json_parse.hpp).
+    in = api::parseJson(body);
+  } catch (const api::JsonError& e) { // syntax, numbers out of a double's range, limits
     return badRequest(std::string("malformed JSON: ") + e.what());
   }
   if (!in.is_object() || stringField(in, "apiVersion") != "admission.k8s.io/v1" ||
@@ -269,19 +340,23 @@ ReviewResult review(std::string_view body, const ClusterView& cluster, Reservati
   if (!request.is_object()) {
     return badRequest("the AdmissionReview has no request");
   }
-  const std::string uid = stringField(request, "uid");
-  if (uid.empty()) {
+  if (stringField(request, "uid").empty()) {
     return badRequest("the AdmissionReview request has no uid");
   }
-  Decision decision;
+  return Json(request);
+}
+
+Decision decideSafely(const Json& request, const ClusterView& cluster, Reservations& reservations) {
   try {
-    decision = decide(request, cluster, reservations);
+    return decide(request, cluster, reservations);
   } catch (const std::exception& e) {
     // A field of an unexpected type in an otherwise well-formed review.
-    decision =
-        deny(400, "BadRequest", std::string("malformed AdmissionReview request: ") + e.what());
+    return deny(400, "BadRequest", std::string("malformed AdmissionReview request: ") + e.what());
   }
-  Json response = {{"uid", uid}, {"allowed", decision.allowed}};
+}
+
+ReviewResult answer(const Json& request, const Decision& decision) {
+  Json response = {{"uid", stringField(request, "uid")}, {"allowed", decision.allowed}};
   if (!decision.allowed) {
     response["status"] = {
         {"code", decision.code}, {"reason", decision.reason}, {"message", decision.message}};
@@ -292,7 +367,17 @@ ReviewResult review(std::string_view body, const ClusterView& cluster, Reservati
   const Json out = {{"apiVersion", "admission.k8s.io/v1"},
                     {"kind", "AdmissionReview"},
                     {"response", std::move(response)}};
-  return ReviewResult{200, out.dump(), "application/json", decision.allowed ? "allowed" : "denied"};
+  return ReviewResult{200, out.dump(-1, ' ', false, Json::error_handler_t::replace),
+                      "application/json", decision.allowed ? "allowed" : "denied"};
+}
+
+ReviewResult review(std::string_view body, const ClusterView& cluster, Reservations& reservations) {
+  auto read = readReview(body);
+  if (auto* result = std::get_if<ReviewResult>(&read)) {
+    return std::move(*result);
+  }
+  const Json& request = std::get<Json>(read);
+  return answer(request, decideSafely(request, cluster, reservations));
 }
 
 } // namespace csiop::webhook

@@ -270,24 +270,6 @@ void aggregatedClusterRoles(Validator& v, const DriverDeploymentSpec& spec) {
   }
 }
 
-// An integer or a percentage ("25%").
-void intOrPercent(Validator& v, const std::string& path, const Json& value) {
-  if (value.is_number_integer()) {
-    if (value.get<std::int64_t>() < 0) {
-      v.add(invalid(path, value, "must be greater than or equal to 0"));
-    }
-    return;
-  }
-  if (value.is_string()) {
-    const std::string s = value.get<std::string>();
-    if (s.size() >= 2 && s.back() == '%' && s.find_first_not_of("0123456789") == s.size() - 1 &&
-        std::stoll(s) <= 100) {
-      return;
-    }
-  }
-  v.add(invalid(path, value, "must be an integer or a percentage between 0% and 100%"));
-}
-
 void podDisruptionBudget(Validator& v, const DriverDeploymentSpec& spec) {
   if (!spec.controller || !spec.controller->podDisruptionBudget) {
     return;
@@ -305,10 +287,10 @@ void podDisruptionBudget(Validator& v, const DriverDeploymentSpec& spec) {
     v.add(required(p + ".maxUnavailable", "one of minAvailable and maxUnavailable is needed"));
   }
   if (pdb.minAvailable) {
-    intOrPercent(v, p + ".minAvailable", *pdb.minAvailable);
+    v.intOrPercent(p + ".minAvailable", *pdb.minAvailable);
   }
   if (pdb.maxUnavailable) {
-    intOrPercent(v, p + ".maxUnavailable", *pdb.maxUnavailable);
+    v.intOrPercent(p + ".maxUnavailable", *pdb.maxUnavailable);
   }
   if (pdb.unhealthyPodEvictionPolicy) {
     v.oneOf(p + ".unhealthyPodEvictionPolicy", *pdb.unhealthyPodEvictionPolicy,

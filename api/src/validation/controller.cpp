@@ -55,6 +55,7 @@ void strategy(Validator& v, const ControllerSpec& c, const std::string& p) {
             statefulSet ? std::vector<std::string>{"OnDelete", "RollingUpdate"}
                         : std::vector<std::string>{"Recreate", "RollingUpdate"});
   }
+  v.rollingUpdate(p + ".strategy", c.strategy);
 }
 
 } // namespace

@@ -33,6 +33,7 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
       v.add(forbidden(p + ".updateStrategy.whenVolumesUnused",
                       "may only be set with type WhenVolumesUnused"));
     }
+    v.rollingUpdate(p + ".updateStrategy", n.updateStrategy);
     if (n.updateStrategy->is_object()) {
       const Json params = n.updateStrategy->value("whenVolumesUnused", Json::object());
       const Json max = params.is_object() ? params.value("maxUnavailable", Json()) : Json();

@@ -333,6 +333,16 @@ void Validator::priorityClass(const std::string& path, const std::optional<std::
   }
 }
 
+// The bounds of each timing: a retry more often than every second is load on the API server
+// (every replica of every sidecar asks for the lease that often) for a failover that the lease
+// duration dominates anyway; a lease over an hour leaves volumes unprovisioned, unattached and
+// unresized that long after its holder dies (and 9999999999999h is more than Go's duration can
+// hold, so the sidecar would not start). client-go's defaults are 15s, 10s and 2s.
+namespace {
+constexpr double kMinLeaderElectionSeconds = 1;
+constexpr double kMaxLeaderElectionSeconds = 3600;
+} // namespace
+
 void Validator::leaderElection(const std::string& path, const std::optional<LeaderElection>& v) {
   if (!v) {
     return;
@@ -340,6 +350,7 @@ void Validator::leaderElection(const std::string& path, const std::optional<Lead
   std::optional<double> lease;
   std::optional<double> renew;
   std::optional<double> retry;
+  bool wrong = false;
   const auto dur = [&](const char* name, const std::optional<std::string>& s,
                        std::optional<double>& out) {
     if (!s) {
@@ -349,13 +360,20 @@ void Validator::leaderElection(const std::string& path, const std::optional<Lead
     if (!out || *out <= 0) {
       add(invalid(path + "." + name, *s,
                   "must be a positive Go duration such as \"15s\" or \"1m30s\""));
-      out.reset();
+      wrong = true;
+    } else if (*out < kMinLeaderElectionSeconds || *out > kMaxLeaderElectionSeconds) {
+      add(invalid(path + "." + name, *s, "must be between 1s and 1h"));
+      wrong = true;
     }
   };
   dur("leaseDuration", v->leaseDuration, lease);
   dur("renewDeadline", v->renewDeadline, renew);
   dur("retryPeriod", v->retryPeriod, retry);
-  // client-go's own checks, with its defaults for what is not set.
+  if (wrong) {
+    return; // how they relate says nothing more
+  }
+  // client-go's own checks (leaderelection.NewLeaderElector), with its defaults for what is not
+  // set.
   const double l = lease.value_or(15);
   const double d = renew.value_or(10);
   const double r = retry.value_or(5);
@@ -366,6 +384,42 @@ void Validator::leaderElection(const std::string& path, const std::optional<Lead
   if ((renew || retry) && d <= 1.2 * r) {
     add(invalid(path + ".renewDeadline", Json(v->renewDeadline.value_or("10s")),
                 "must be greater than 1.2 x retryPeriod"));
+  }
+}
+
+void Validator::intOrPercent(const std::string& path, const Json& value) {
+  if (value.is_number_integer()) {
+    if (value.get<std::int64_t>() < 0) {
+      add(invalid(path, value, "must be greater than or equal to 0"));
+    }
+    return;
+  }
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    // Digits and a '%': their value, saturated above 100 however many digits there are.
+    std::int64_t percent = 0;
+    bool digits = s.size() >= 2 && s.back() == '%';
+    for (std::size_t i = 0; digits && i + 1 < s.size(); ++i) {
+      digits = s[i] >= '0' && s[i] <= '9';
+      percent = std::min<std::int64_t>(percent * 10 + (s[i] - '0'), 101);
+    }
+    if (digits && percent <= 100) {
+      return;
+    }
+  }
+  add(invalid(path, value, "must be an integer or a percentage between 0% and 100%"));
+}
+
+void Validator::rollingUpdate(const std::string& path, const std::optional<Json>& strategy) {
+  if (!strategy || !strategy->is_object()) {
+    return;
+  }
+  const auto update = strategy->find("rollingUpdate");
+  if (update == strategy->end() || !update->is_object()) {
+    return;
+  }
+  if (const auto max = update->find("maxUnavailable"); max != update->end() && !max->is_null()) {
+    intOrPercent(path + ".rollingUpdate.maxUnavailable", *max);
   }
 }
 

@@ -74,6 +74,12 @@ public:
 
   void leaderElection(const std::string& path, const std::optional<LeaderElection>& v);
 
+  // An IntOrString of a number of pods: an integer >= 0, or a percentage from "0%" to "100%".
+  void intOrPercent(const std::string& path, const Json& value);
+  // A workload's update strategy (`path`: its field), as far as the operator reads into it:
+  // rollingUpdate.maxUnavailable.
+  void rollingUpdate(const std::string& path, const std::optional<Json>& strategy);
+
   // Fields of a driver container (base or override).
   void driverContainer(const std::string& path, const DriverContainer& c,
                        std::set<std::string>& volumeNames,

@@ -1,8 +1,9 @@
 #include "sections.hpp"
 
-#include <regex>
+#include <string_view>
 
 #include <csiop/api/defaults.hpp>
+#include <csiop/api/formats.hpp>
 #include <csiop/api/json_access.hpp>
 
 namespace csiop::api::validation {
@@ -43,19 +44,15 @@ void windowsSecurity(Validator& v, const std::string& path, const std::optional<
   }
 }
 
+// The pipe's volume, csi-proxy-<name>, is a DNS label: at most 63 characters.
+constexpr std::size_t kMaxCsiProxyApiLength = 63 - std::string_view("csi-proxy-").size();
+
 template <class Settings>
 void sidecarSecurity(Validator& v, const std::string& path, const std::optional<Settings>& s) {
   if (s) {
     windowsSecurity(v, path + ".securityContext", s->container.securityContext,
                     kLinuxContainerSecurity);
   }
-}
-
-// C:\dir\... : a drive letter, then an absolute path without '..' components.
-bool windowsAbsolutePath(const std::string& p) {
-  static const std::regex drive(R"(^[A-Za-z]:\\([^\\/:*?"<>|\t\n]+\\?)*$)");
-  return std::regex_match(p, drive) && p.find("\\..\\") == std::string::npos &&
-         !p.ends_with("\\..");
 }
 
 } // namespace
@@ -67,7 +64,7 @@ void windowsNode(Validator& v, const DriverDeploymentSpec& spec) {
   const WindowsNodeSpec& w = *spec.windowsNode;
   const std::string p = "spec.windowsNode";
   const bool hostProcess = w.hostProcess.value_or(false);
-  if (w.kubeletDir && !windowsAbsolutePath(*w.kubeletDir)) {
+  if (w.kubeletDir && !formats::windowsAbsolutePath(*w.kubeletDir)) {
     v.add(invalid(p + ".kubeletDir", *w.kubeletDir,
                   "must be an absolute Windows path such as C:\\var\\lib\\kubelet, without '..'"));
   }
@@ -76,15 +73,15 @@ void windowsNode(Validator& v, const DriverDeploymentSpec& spec) {
       v.add(forbidden(p + ".csiProxyPipes",
                       "a HostProcess driver reaches the host directly, not through csi-proxy"));
     }
-    static const std::regex api(
-        R"(^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*-v[0-9]+((alpha|beta)[0-9]+)?$)");
     std::set<std::string> seen;
     for (std::size_t i = 0; i < w.csiProxyPipes->size(); ++i) {
       const std::string& name = (*w.csiProxyPipes)[i];
-      if (!std::regex_match(name, api)) {
+      if (!formats::csiProxyApi(name)) {
         v.add(invalid(idx(p + ".csiProxyPipes", i), name,
                       "must be a csi-proxy API group and version such as \"filesystem-v1\" or "
                       "\"smb-v1\" (the pipe \\\\.\\pipe\\csi-proxy-<name>)"));
+      } else if (name.size() > kMaxCsiProxyApiLength) {
+        v.add(tooLong(idx(p + ".csiProxyPipes", i), name, kMaxCsiProxyApiLength));
       } else if (!seen.insert(name).second) {
         v.add(duplicate(idx(p + ".csiProxyPipes", i), name));
       }
@@ -98,6 +95,7 @@ void windowsNode(Validator& v, const DriverDeploymentSpec& spec) {
       v.oneOf(p + ".updateStrategy.type", t.is_string() ? t.get<std::string>() : "",
               {"OnDelete", "RollingUpdate"});
     }
+    v.rollingUpdate(p + ".updateStrategy", w.updateStrategy);
   }
   if (w.nodeSelector) {
     v.labels(p + ".nodeSelector", *w.nodeSelector, true);

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -14,6 +13,7 @@
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/app/start_up.hpp>
+#include <csiop/app/webhook_authority.hpp>
 #include <csiop/controller/caches.hpp>
 #include <csiop/controller/compare.hpp>
 #include <csiop/controller/reconciler.hpp>
@@ -28,6 +28,7 @@
 #include <csiop/runtime/probes.hpp>
 #include <csiop/runtime/resync.hpp>
 #include <csiop/runtime/signals.hpp>
+#include <csiop/runtime/supervised.hpp>
 #include <csiop/runtime/workqueue.hpp>
 #include <csiop/webhook/server.hpp>
 
@@ -62,6 +63,10 @@ constexpr std::chrono::seconds kQuietRelease{2};
 
 // How often a scrape of /metrics measures the caches again (Store::heapBytes walks them).
 constexpr std::chrono::seconds kCacheSizesPeriod{10};
+
+// How long the drain after a background task's failure may take before the process exits
+// anyway (it must never hang: the kubelet restarts it once it has exited).
+constexpr std::chrono::seconds kFatalDrainDeadline{10};
 
 // What reconciles: the caches, the event recorder and the reconciler, built
 // once discovery has chosen the CSIDriver API. Every cache change queues the
@@ -137,7 +142,7 @@ struct Controllers {
 };
 
 // The webhook's view of the cluster: the operator's own caches.
-webhook::ClusterView clusterView(Caches& caches) {
+webhook::ClusterView clusterView(Caches& caches, const std::vector<std::string>& driverNamespaces) {
   return webhook::ClusterView{
       [&caches](const std::string& driverName) {
         std::vector<std::string> names;
@@ -150,7 +155,7 @@ webhook::ClusterView clusterView(Caches& caches) {
       [&caches](const std::string& driverName) {
         return controller::describe(caches.volumesOf(driverName));
       },
-      caches.objectKinds()};
+      caches.objectKinds(), driverNamespaces};
 }
 
 std::string podNamespace() {
@@ -194,8 +199,13 @@ int runManager(const ManagerOptions& options) {
   std::unique_ptr<Controllers> ctl; // once start-up (CRDs, discovery) is done
   std::unique_ptr<webhook::WebhookServer> admission;
 
+  // The long-lived coroutines (informers, workers, start-up, leader's work, drain): one that
+  // ends with an unexpected exception fails both probes and ends the process (below).
+  runtime::TaskSupervisor supervisor;
   runtime::HealthChecks healthz("healthz");
   runtime::HealthChecks readyz("readyz");
+  healthz.add("tasks", supervisor.check());
+  readyz.add("tasks", supervisor.check());
   readyz.add("informers", [&ctl] {
     return ctl && ctl->caches.synced() ? runtime::CheckResult::passed()
                                        : runtime::CheckResult::failed("caches not synced yet");
@@ -296,8 +306,13 @@ int runManager(const ManagerOptions& options) {
             signals->cancel();
           }
         },
-        asio::detached);
+        supervisor.supervise("shutdown"));
   };
+  supervisor.onFailure([&](const std::string&, const std::string&) {
+    exitCode = 1;
+    runtime::hardExitAfter(kFatalDrainDeadline, 1);
+    shutdown();
+  });
   signals = std::make_unique<runtime::SignalHandler>(io.get_executor(), [&](int sig) {
     spdlog::info("signal {}: draining", sig);
     shutdown();
@@ -307,7 +322,8 @@ int runManager(const ManagerOptions& options) {
   // webhook's duplicate check); only the leader runs the workers that write.
   const auto startInformers = [&]() -> asio::awaitable<void> {
     for (runtime::RunnableCache* cache : ctl->caches.all()) {
-      asio::co_spawn(io, cache->run(), asio::detached);
+      asio::co_spawn(io, cache->run(),
+                     supervisor.supervise("informer for " + cache->cachedResource().resource));
     }
     while (!ctl->caches.synced() && !stopping) {
       co_await sleepFor(std::chrono::milliseconds(50));
@@ -322,7 +338,7 @@ int runManager(const ManagerOptions& options) {
       co_return;
     }
     resync.start();
-    workers.start(io.get_executor(), options.workers);
+    workers.start(io.get_executor(), options.workers, supervisor);
     while (!stopping) {
       prerequisitePoll.expires_after(controller::requeue::kPrerequisitesMissing);
       boost::system::error_code ec;
@@ -367,7 +383,8 @@ int runManager(const ManagerOptions& options) {
                         [&metrics](std::string_view outcome, double seconds) {
                           metrics.observeReview(outcome, seconds);
                         }},
-                clusterView(ctl->caches), [&ctl] { return ctl->caches.synced(); });
+                clusterView(ctl->caches, options.driverNamespaces), kubeAuthority(*client),
+                [&ctl] { return ctl->caches.synced(); });
             admission->start();
             spdlog::info("admission webhook listening on port {} (certificates from {})",
                          admission->port(), options.webhookCertDir);
@@ -378,7 +395,7 @@ int runManager(const ManagerOptions& options) {
           shutdown();
           co_return;
         }
-        asio::co_spawn(io, startInformers(), asio::detached);
+        asio::co_spawn(io, startInformers(), supervisor.supervise("informers' start"));
         if (!options.reconcile) {
           co_return; // `csi-operator webhook`: caches and the webhook only
         }
@@ -390,7 +407,7 @@ int runManager(const ManagerOptions& options) {
         co_await elector.run(
             [&] {
               metrics.setLeader(true);
-              asio::co_spawn(io, startWorkers(), asio::detached);
+              asio::co_spawn(io, startWorkers(), supervisor.supervise("leader's work"));
             },
             [&] {
               // Stop at once: nothing of this replica may write any more.
@@ -399,7 +416,7 @@ int runManager(const ManagerOptions& options) {
               std::_Exit(1);
             });
       },
-      asio::detached);
+      supervisor.supervise("start-up"));
 
   io.run();
   return exitCode;

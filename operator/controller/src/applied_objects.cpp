@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include <csiop/api/annotations.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/controller/decisions.hpp>
 
@@ -13,6 +14,12 @@ using api::metadataField;
 
 std::string hashOf(const Json& desired) {
   return std::to_string(std::hash<std::string>{}(desired.dump()));
+}
+
+// The DriverDeployment a child is made for: its owner label.
+std::string ownerOf(const Json& desired) {
+  return api::stringField(api::member(api::member(desired, "metadata"), "labels"),
+                          api::kOwnerLabel);
 }
 
 std::int64_t generationOf(const Json& object) {
@@ -32,12 +39,20 @@ void AppliedObjects::verified(const Json& desired, const CachedChild& live) {
 
 void AppliedObjects::record(const Json& desired, const Json& object,
                             std::optional<std::uint64_t> content) {
-  applied_[keyOf(desired).str()] = {hashOf(desired), metadataField(object, "resourceVersion"),
-                                    metadataField(object, "uid"), generationOf(object), content};
+  applied_[keyOf(desired).str()] = {ownerOf(desired),
+                                    hashOf(desired),
+                                    metadataField(object, "resourceVersion"),
+                                    metadataField(object, "uid"),
+                                    generationOf(object),
+                                    content};
 }
 
 void AppliedObjects::forget(const std::string& key) {
   applied_.erase(key);
+}
+
+void AppliedObjects::forgetOwner(const std::string& owner) {
+  std::erase_if(applied_, [&](const auto& entry) { return entry.second.owner == owner; });
 }
 
 bool AppliedObjects::unchangedSinceApplied(const Json& desired, const CachedChild& live) {

@@ -1,5 +1,6 @@
 #include <csiop/kube/errors.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace csiop::kube {
@@ -143,6 +144,12 @@ ApiError::ApiError(int code, Status status, std::string context,
       context_(std::move(context)), retryAfter_(retryAfter) {
   if (!retryAfter_ && status_.details.retryAfterSeconds && *status_.details.retryAfterSeconds >= 0)
     retryAfter_ = std::chrono::seconds(*status_.details.retryAfterSeconds);
+}
+
+std::chrono::seconds ApiError::retryWait() const noexcept {
+  if (!retryAfter_ || (code_ != 429 && code_ < 500))
+    return std::chrono::seconds::zero();
+  return std::min(*retryAfter_, kMaxRetryAfter);
 }
 
 bool ApiError::reasonIs(std::string_view reason, int code) const noexcept {

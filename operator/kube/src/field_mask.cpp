@@ -5,6 +5,9 @@
 
 #include <simdjson.h>
 
+#include <csiop/api/json_parse.hpp>
+#include <csiop/api/object_builder.hpp>
+
 namespace csiop::kube {
 namespace {
 
@@ -27,9 +30,10 @@ public:
     if (parser_.parse(padded_.data(), text.size(), false).get(root) == simdjson::SUCCESS) {
       out = build(root, mask);
     } else {
-      // Not JSON (nlohmann's parse error, the callers' contract), or JSON simdjson does not take
-      // (an integer beyond 64 bits, which nlohmann reads as a double): parsed whole, then cut.
-      out = cut(Json::parse(text), mask);
+      // JSON simdjson does not take (an integer beyond 64 bits, which nlohmann reads as a
+      // double): parsed whole, then cut. Or not JSON: nlohmann's parse error, the callers'
+      // contract.
+      out = cut(parseWhole(text), mask);
     }
     if (text.size() > kKeptCapacity) {
       release(); // a large list page: do not keep its buffers for every small event after it
@@ -60,14 +64,14 @@ private:
           kept += mask.child(field.key) != nullptr ? 1 : 0;
         }
       }
-      Json out = Json::object();
-      out.get_ref<Json::object_t&>().reserve(kept);
+      api::ObjectBuilder out;
+      out.reserve(kept);
       for (const simdjson::dom::key_value_pair field : fields) {
         if (const FieldMask* inner = mask.child(field.key)) {
-          out[std::string(field.key)] = build(field.value, *inner);
+          member(out, field.key) = build(field.value, *inner);
         }
       }
-      return out;
+      return out.build();
     }
     case element_type::ARRAY: {
       const simdjson::dom::array items(e);
@@ -96,6 +100,22 @@ private:
     return Json();
   }
 
+  // The value of the member `key` of `object`, which a duplicate key overwrites (the last wins,
+  // as in nlohmann's parse): ObjectBuilder, because ordered_json's own insert scans every member
+  // (quadratic in an object's members).
+  static Json& member(api::ObjectBuilder& object, std::string_view key) {
+    const std::size_t at = object.find(key);
+    return object.value(at == api::ObjectBuilder::npos ? object.add(std::string(key)) : at);
+  }
+
+  static Json parseWhole(std::string_view text) {
+    try {
+      return api::parseJson(text, api::JsonLimits::none());
+    } catch (const api::JsonError&) {
+      return Json::parse(text); // throws its parse_error
+    }
+  }
+
   static Json asText(const std::string& text) {
     return Json::binary(Json::binary_t::container_type(text.begin(), text.end()));
   }
@@ -110,13 +130,13 @@ private:
         item = cut(std::move(item), mask);
       }
     } else if (value.is_object() && !mask.keepsWhole()) {
-      Json out = Json::object();
-      for (auto& [key, member] : value.items()) {
+      api::ObjectBuilder out;
+      for (auto& [key, field] : value.get_ref<Json::object_t&>()) {
         if (const FieldMask* inner = mask.child(key)) {
-          out[key] = cut(std::move(member), *inner);
+          member(out, key) = cut(std::move(field), *inner);
         }
       }
-      return out;
+      return out.build();
     }
     return value;
   }

@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <exception>
+#include <string>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <spdlog/spdlog.h>
 
 namespace csiop::runtime {
@@ -14,9 +14,10 @@ namespace asio = boost::asio;
 Controller::Controller(WorkQueue& queue, OperatorMetrics& metrics, Reconcile reconcile)
     : queue_(queue), metrics_(metrics), reconcile_(std::move(reconcile)) {}
 
-void Controller::start(const asio::any_io_executor& executor, int workers) {
-  for (int i = 0; i < workers; ++i) {
-    asio::co_spawn(executor, worker(), asio::detached);
+void Controller::start(const asio::any_io_executor& executor, int workers,
+                       TaskSupervisor& supervisor) {
+  for (int i = 1; i <= workers; ++i) {
+    asio::co_spawn(executor, worker(), supervisor.supervise("worker " + std::to_string(i)));
   }
 }
 
@@ -41,8 +42,13 @@ asio::awaitable<void> Controller::worker() {
       queue_.addAfter(*key, result.after);
       break;
     case Outcome::Error:
-      spdlog::warn("reconcile {}: {}", *key, result.message);
-      queue_.addRateLimited(*key);
+      if (result.retryAfter > std::chrono::milliseconds::zero()) {
+        spdlog::warn("reconcile {}: {} (the server asks to wait {} ms)", *key, result.message,
+                     result.retryAfter.count());
+      } else {
+        spdlog::warn("reconcile {}: {}", *key, result.message);
+      }
+      queue_.addRateLimited(*key, result.retryAfter);
       break;
     }
     metrics_.observeReconcile(result.outcome, seconds);

@@ -55,10 +55,15 @@ asio::awaitable<void> Reflector::sleep(std::chrono::milliseconds delay) {
 
 asio::awaitable<void> Reflector::run() {
   std::chrono::milliseconds backoff{200};
+  // How long the next retry waits: the backoff, or the wait the server asked for (Retry-After)
+  // when that is longer.
+  std::chrono::milliseconds retryIn = backoff;
   // co_await is not allowed in a handler: failures set `wait` and sleep after.
-  const auto failed = [&](const char* what, const std::exception& e) {
+  const auto failed = [&](const char* what, const std::exception& e,
+                          std::chrono::seconds serverAsked = std::chrono::seconds::zero()) {
+    retryIn = std::max<std::chrono::milliseconds>(backoff, serverAsked);
     spdlog::warn("{} {}: {}; retrying in {} ms", what, store_.resource().resource, e.what(),
-                 backoff.count());
+                 retryIn.count());
   };
   while (!stopped_) {
     std::string resourceVersion;
@@ -94,7 +99,7 @@ asio::awaitable<void> Reflector::run() {
         synced_ = true;
         unserved = true;
       } else {
-        failed("list", e);
+        failed("list", e, e.retryWait());
       }
     } catch (const kube::TransportError& e) {
       failed("list", e);
@@ -104,7 +109,7 @@ asio::awaitable<void> Reflector::run() {
       continue;
     }
     if (!listed) {
-      co_await sleep(backoff);
+      co_await sleep(retryIn);
       backoff = nextBackoff(backoff);
       continue;
     }
@@ -112,6 +117,7 @@ asio::awaitable<void> Reflector::run() {
     bool relist = false;
     while (!stopped_ && !relist) {
       bool wait = false;
+      retryIn = backoff;
       try {
         auto w = co_await client_.watch(store_.resource(), "",
                                         {.resourceVersion = resourceVersion,
@@ -130,6 +136,9 @@ asio::awaitable<void> Reflector::run() {
           }
         } catch (const kube::TransportError& e) {
           spdlog::info("watch {} broke: {}", store_.resource().resource, e.what());
+        } catch (...) {
+          watch_ = nullptr; // `w` goes with the exception: stop() must not reach it
+          throw;
         }
         watch_ = nullptr;
         if (!w.resourceVersion().empty()) {
@@ -155,7 +164,7 @@ asio::awaitable<void> Reflector::run() {
         relist = true;
         wait = !e.isGone();
         if (wait) {
-          failed("watch", e);
+          failed("watch", e, e.retryWait());
         } else {
           spdlog::info("watch {} from {}: {}; relisting", store_.resource().resource,
                        resourceVersion, kube::toString(kube::WatchEnd::Expired));
@@ -166,7 +175,7 @@ asio::awaitable<void> Reflector::run() {
         failed("watch", e);
       }
       if (wait) {
-        co_await sleep(backoff);
+        co_await sleep(retryIn);
         backoff = nextBackoff(backoff);
       }
     }

@@ -1,5 +1,6 @@
 #include <csiop/runtime/workqueue.hpp>
 
+#include <algorithm>
 #include <tuple>
 #include <utility>
 
@@ -63,11 +64,11 @@ void WorkQueue::addAfter(const std::string& key, Duration delay) {
   armDelayTimer();
 }
 
-void WorkQueue::addRateLimited(const std::string& key) {
+void WorkQueue::addRateLimited(const std::string& key, Duration atLeast) {
   if (shuttingDown_) {
     return;
   }
-  addAfter(key, rateLimiter_->when(key));
+  addAfter(key, std::max(rateLimiter_->when(key), atLeast));
 }
 
 void WorkQueue::forget(const std::string& key) {

@@ -95,6 +95,11 @@ public:
   using DeleteHook = std::function<std::chrono::milliseconds(const Request&)>;
   void onDelete(DeleteHook hook) { onDelete_ = std::move(hook); }
 
+  // Called for each request first: a reply it returns is the answer instead (a 429, a 500), and
+  // the request is not carried out.
+  using Intercept = std::function<std::optional<Reply>(const Request&)>;
+  void intercept(Intercept hook) { intercept_ = std::move(hook); }
+
   // How many requests had this method and a target containing `part`.
   int count(const std::string& method, const std::string& part) const {
     int n = 0;
@@ -287,6 +292,11 @@ private:
   }
 
   Reply handle(const Request& r) {
+    if (intercept_) {
+      if (std::optional<Reply> instead = intercept_(r)) {
+        return std::move(*instead);
+      }
+    }
     const std::optional<Target> t = parse(r.target);
     if (!t) {
       return status(404, "NotFound", "no such resource: " + r.target);
@@ -458,6 +468,7 @@ private:
   std::vector<Event> log_;
   std::set<std::string> held_;
   DeleteHook onDelete_;
+  Intercept intercept_;
   std::int64_t resourceVersion_ = 1000;
   int uids_ = 0;
 };

@@ -11,9 +11,13 @@
 
 #include <boost/asio/co_spawn.hpp>
 
+#include <csiop/api/annotations.hpp>
+#include <csiop/api/load.hpp>
 #include <csiop/controller/compare.hpp>
 #include <csiop/controller/reconciler.hpp>
 #include <csiop/render/render.hpp>
+#include <csiop/runtime/controller.hpp>
+#include <csiop/runtime/manual_clock.hpp>
 
 #include "../runtime/test_util.hpp"
 #include "fake_api.hpp"
@@ -513,6 +517,122 @@ TEST_F(ReconcilerTest, AChildMarkedUnmanagedIsNotAppliedAndIsListed) {
   ASSERT_TRUE(status.contains("unmanaged")) << status.dump();
   EXPECT_EQ(status["unmanaged"].dump().find("demo-node") != std::string::npos, true)
       << status["unmanaged"].dump();
+}
+
+// A ServiceAccount of the name the operator would create, someone else's: never adopted, and
+// the node plugin that would run as it is not applied.
+TEST_F(ReconcilerTest, AForeignServiceAccountIsNeverAdoptedNorRunAs) {
+  Json dd = driverDeployment();
+  dd["apiVersion"] = "csiop.dev/v1alpha1";
+  dd["kind"] = "DriverDeployment";
+  const api::Loaded loaded = api::loadDriverDeployment(dd, api::UnknownFields::Ignore);
+  ASSERT_TRUE(loaded.ok());
+  std::optional<Json> account;
+  for (Json& o : render::render(loaded.objects.front())) {
+    if (o["kind"] == "ServiceAccount" && o["metadata"]["name"] == "demo-node") {
+      account = o;
+    }
+  }
+  ASSERT_TRUE(account);
+  (*account)["metadata"].erase("labels");
+  (*account)["metadata"].erase("ownerReferences");
+  api_.put(r::serviceaccounts, *account);
+  api_.put(r::driverdeployments, driverDeployment());
+  start();
+  // An error each pass (retried with its backoff, so the queue never drains): two passes.
+  for (int pass = 0; pass < 2; ++pass) {
+    EXPECT_EQ(reconcile("demo").outcome, ReconcileResult::Outcome::Error);
+    settle();
+  }
+  EXPECT_EQ(api_.count("POST", "/daemonsets"), 0);
+  EXPECT_NE(condition("Degraded")
+                .find("not applied: its pods would run as ServiceAccount " +
+                      (*account)["metadata"]["namespace"].get<std::string>() +
+                      "/demo-node, which exists and is not this "
+                      "DriverDeployment's"),
+            std::string::npos)
+      << condition("Degraded");
+  const Json* stored =
+      api_.find(r::serviceaccounts, (*account)["metadata"]["namespace"], "demo-node");
+  ASSERT_NE(stored, nullptr);
+  EXPECT_FALSE((*stored)["metadata"].contains("labels")) << "left untouched";
+}
+
+// What the reconciler keeps for a DriverDeployment (its applied children, the status it wrote,
+// the nodes its rollout waits on, its forced deletion's Event) goes with it.
+TEST_F(ReconcilerTest, WhatIsKeptForADriverDeploymentGoesOnceItIsDeleted) {
+  converge();
+  EXPECT_GT(reconciler_.trackedStateEntries(), 0u);
+  api_.put(r::persistentvolumes,
+           {{"metadata", {{"name", "pv-1"}}},
+            {"spec", {{"csi", {{"driver", kDriver}, {"volumeHandle", "v-1"}}}}}});
+  ASSERT_TRUE(runUntil([&] { return !caches_.volumesOf(kDriver).empty(); }));
+  Json dd = *api_.find(r::driverdeployments, "", "demo");
+  dd["metadata"]["deletionTimestamp"] = fixedNow();
+  dd["metadata"]["annotations"] = {{api::kForceDeleteAnnotation, "true"}};
+  api_.put(r::driverdeployments, std::move(dd));
+  awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+  drain(); // its deletion (forced: the volume is in use), then the reconcile its end queues
+  EXPECT_TRUE(recorded("DeletionForced"));
+  EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
+  EXPECT_EQ(caches_.driverDeployments.get("", "demo"), nullptr);
+  EXPECT_EQ(reconciler_.trackedStateEntries(), 0u);
+  // Reconciled again (as a late event of one of its children would queue it): nothing comes back.
+  reconcile("demo");
+  EXPECT_EQ(reconciler_.trackedStateEntries(), 0u);
+}
+
+// The API server answers 429 with Retry-After: 2 to a child's create: the pass ends as an Error
+// that carries the wait, and the worker queues the DriverDeployment again no sooner than that,
+// whatever its backoff (5 ms).
+TEST_F(ReconcilerTest, ATooManyRequestsAnswerRequeuesNoSoonerThanItsRetryAfter) {
+  api_.put(r::driverdeployments, driverDeployment());
+  api_.put(r::csinodes, csiNode("node-1"));
+  start();
+  int throttled = 0;
+  api_.intercept([&](const testing::Request& request) -> std::optional<testing::Reply> {
+    if (request.method != "POST" || request.target.find("/daemonsets") == std::string::npos ||
+        throttled++ > 0) {
+      return std::nullopt;
+    }
+    const Json status = {{"kind", "Status"},
+                         {"apiVersion", "v1"},
+                         {"status", "Failure"},
+                         {"message", "too many requests, please try again later"},
+                         {"reason", "TooManyRequests"},
+                         {"code", 429}};
+    return testing::Reply{.status = 429, .body = status.dump(), .headers = {{"Retry-After", "2"}}};
+  });
+  runtime::ManualClock clock(io_);
+  runtime::WorkQueue queue(io_.get_executor(), clock);
+  runtime::OperatorMetrics metrics;
+  runtime::TaskSupervisor supervisor;
+  std::vector<ReconcileResult> results;
+  runtime::Controller workers(queue, metrics,
+                              [&](std::string name) -> asio::awaitable<ReconcileResult> {
+                                ReconcileResult result = co_await reconciler_.reconcile(name);
+                                results.push_back(result);
+                                co_return result;
+                              });
+  workers.start(io_.get_executor(), 1, supervisor);
+  queue.add("demo");
+  ASSERT_TRUE(runUntil([&] { return results.size() == 1 && queue.numWaiting() == 1; }));
+  EXPECT_EQ(throttled, 1);
+  EXPECT_EQ(results[0].outcome, ReconcileResult::Outcome::Error);
+  EXPECT_NE(results[0].message.find("TooManyRequests"), std::string::npos) << results[0].message;
+  EXPECT_EQ(results[0].retryAfter, 2s);
+  ASSERT_TRUE(clock.nextDeadline());
+  EXPECT_GE(*clock.nextDeadline() - clock.now(), 2s);
+  settle(); // the caches show the first pass's writes (the CSIDriver it claimed)
+  clock.advance(2s - 1ms);
+  EXPECT_EQ(results.size(), 1u);
+  EXPECT_EQ(queue.numWaiting(), 1u);
+  clock.advance(1ms);
+  ASSERT_TRUE(runUntil([&] { return results.size() == 2 && queue.numProcessing() == 0; }));
+  EXPECT_NE(api_.findNamed(r::daemonsets, "demo-node"), nullptr) << "created on the retry";
+  queue.shutdown();
+  clock.settle(); // the worker ends
+  EXPECT_FALSE(supervisor.failed()) << supervisor.failure();
 }
 
 // The DriverDeployment changed after the cache's read: the status write conflicts, and the pass

@@ -1,3 +1,4 @@
+#include <array>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@
 #include <csiop/runtime/probes.hpp>
 
 #include "../runtime/test_util.hpp"
+#include "loopback_client.hpp"
 
 namespace csiop::http {
 namespace {
@@ -39,88 +41,12 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-
-struct Reply {
-  unsigned status = 0;
-  std::string body;
-  std::string contentType;
-  std::string contentLength;
-  std::string allow;
-  bool keepAlive = false;
-};
-
-asio::awaitable<tcp::socket> connectTo(std::uint16_t port) {
-  tcp::socket socket(co_await asio::this_coro::executor);
-  co_await socket.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
-                                asio::use_awaitable);
-  co_return socket;
-}
-
-asio::awaitable<Reply> readReply(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                 bool head = false) {
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(16 * 1024 * 1024);
-  parser.skip(head);
-  co_await bhttp::async_read(stream, buffer, parser, asio::use_awaitable);
-  const auto& response = parser.get();
-  Reply reply;
-  reply.status = response.result_int();
-  reply.body = response.body();
-  reply.contentType = std::string(response[bhttp::field::content_type]);
-  reply.contentLength = std::string(response[bhttp::field::content_length]);
-  reply.allow = std::string(response[bhttp::field::allow]);
-  reply.keepAlive = response.keep_alive();
-  co_return reply;
-}
-
-asio::awaitable<Reply> exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                bhttp::verb verb, std::string target, bool keepAlive = true) {
-  bhttp::request<bhttp::string_body> request{verb, target, 11};
-  request.set(bhttp::field::host, "127.0.0.1");
-  request.keep_alive(keepAlive);
-  co_await bhttp::async_write(stream, request, asio::use_awaitable);
-  co_return co_await readReply(stream, buffer, verb == bhttp::verb::head);
-}
-
-asio::awaitable<Reply> fetch(std::uint16_t port, bhttp::verb verb, std::string target) {
-  beast::tcp_stream stream(co_await connectTo(port));
-  beast::flat_buffer buffer;
-  co_return co_await exchange(stream, buffer, verb, std::move(target), false);
-}
-
-// Sends raw bytes, then reads one response.
-asio::awaitable<Reply> sendRaw(std::uint16_t port, std::string bytes) {
-  beast::tcp_stream stream(co_await connectTo(port));
-  co_await asio::async_write(stream, asio::buffer(bytes), asio::use_awaitable);
-  beast::flat_buffer buffer;
-  co_return co_await readReply(stream, buffer);
-}
-
-// Watches a socket until the server closes it.
-struct Watch {
-  bool closed = false;
-  std::size_t received = 0;
-};
-
-std::shared_ptr<Watch> watchForClose(asio::io_context& io, std::shared_ptr<tcp::socket> socket) {
-  auto watch = std::make_shared<Watch>();
-  asio::co_spawn(
-      io,
-      [socket, watch]() -> asio::awaitable<void> {
-        std::array<char, 1024> data{};
-        for (;;) {
-          auto [ec, n] = co_await socket->async_read_some(asio::buffer(data),
-                                                          asio::as_tuple(asio::use_awaitable));
-          if (ec) {
-            watch->closed = true;
-            co_return;
-          }
-          watch->received += n;
-        }
-      },
-      asio::detached);
-  return watch;
-}
+using testing::connectTo;
+using testing::exchange;
+using testing::fetch;
+using testing::Reply;
+using testing::sendRaw;
+using testing::watchForClose;
 
 class HttpServerTest : public ::testing::Test {
 protected:
@@ -277,10 +203,12 @@ TEST_F(HttpServerTest, ServesManyConcurrentConnections) {
   int ok = 0;
   int finished = 0;
   for (int i = 0; i < kClients; ++i) {
+    // From four addresses: one peer may hold 64 connections at most.
+    const char* from = std::array{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"}[i % 4];
     asio::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
-          beast::tcp_stream stream(co_await connectTo(server->port()));
+        [&, from]() -> asio::awaitable<void> {
+          beast::tcp_stream stream(co_await connectTo(server->port(), from));
           beast::flat_buffer buffer;
           for (int request = 0; request < 3; ++request) {
             const auto reply = co_await exchange(stream, buffer, bhttp::verb::get, "/healthz");
@@ -408,7 +336,7 @@ TEST_F(HttpServerTest, HandlerExceptionIs500AndReported) {
   EXPECT_EQ(get("/healthz").status, 200u) << "the server carries on";
 }
 
-TEST_F(HttpServerTest, ConnectionsBeyondTheCapAreClosed) {
+TEST_F(HttpServerTest, AtTheCapANewConnectionEvictsTheLongestIdleOrIsClosedWhenNoneIs) {
   startServer({.maxConnections = 2});
   std::vector<std::shared_ptr<beast::tcp_stream>> streams;
   beast::flat_buffer buffer;
@@ -417,9 +345,22 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheCapAreClosed) {
     EXPECT_EQ(run(exchange(*streams.back(), buffer, bhttp::verb::get, "/healthz")).status, 200u);
   }
   EXPECT_EQ(server->connections(), 2u);
+  const auto oldest = watchForClose(io, streams[0]);
+  EXPECT_EQ(get("/healthz").status, 200u) << "served in the place of an idle one";
+  ASSERT_TRUE(test::runUntil(io, [&] { return oldest->closed; })) << "the longest idle goes";
+  EXPECT_EQ(run(exchange(*streams[1], buffer, bhttp::verb::get, "/healthz")).status, 200u);
+  ASSERT_TRUE(test::runUntil(io, [&] { return server->connections() == 1; }));
+
+  // Two connections that have not sent a request are held, not idle: nothing
+  // to evict, so a third is closed at once.
+  streams[1]->close();
+  ASSERT_TRUE(test::runUntil(io, [&] { return server->connections() == 0; }));
+  const auto silent1 = rawConnection();
+  const auto silent2 = rawConnection();
+  ASSERT_TRUE(test::runUntil(io, [&] { return server->connections() == 2; }));
   EXPECT_THROW(run(fetch(server->port(), bhttp::verb::get, "/healthz")),
                boost::system::system_error);
-  streams[0]->close();
+  silent1->close();
   ASSERT_TRUE(test::runUntil(io, [&] { return server->connections() == 1; }));
   EXPECT_EQ(get("/healthz").status, 200u);
 }

@@ -82,6 +82,19 @@ TEST(ApiError, RetryAfterFromHeaderElseFromDetails) {
   EXPECT_FALSE(fromBody(404, "").retryAfter());
 }
 
+TEST(ApiError, RetryWaitIsTheRetryAfterOfA429OrA5xxCapped) {
+  const std::string tooMany = R"({"kind":"Status","reason":"TooManyRequests","code":429})";
+  EXPECT_EQ(fromBody(429, tooMany, "2").retryWait(), std::chrono::seconds(2));
+  EXPECT_EQ(fromBody(429, tooMany).retryWait(), std::chrono::seconds(0)) << "none asked for";
+  const std::string unavailable =
+      R"({"kind":"Status","reason":"ServiceUnavailable","code":503,"details":{"retryAfterSeconds":5}})";
+  EXPECT_EQ(fromBody(503, unavailable).retryWait(), std::chrono::seconds(5));
+  EXPECT_EQ(fromBody(500, "", "1").retryWait(), std::chrono::seconds(1));
+  // Only where client-go honours it: not on a conflict that happens to carry one.
+  EXPECT_EQ(fromBody(409, "", "3").retryWait(), std::chrono::seconds(0));
+  EXPECT_EQ(fromBody(429, tooMany, "3600").retryWait(), kMaxRetryAfter);
+}
+
 TEST(ParseRetryAfter, AcceptsDeltaSecondsOnly) {
   EXPECT_EQ(parseRetryAfter("1")->count(), 1);
   EXPECT_EQ(parseRetryAfter(" 120 ")->count(), 120);

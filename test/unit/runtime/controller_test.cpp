@@ -1,6 +1,7 @@
 // Controller: the worker loop on a real work queue, with a scripted reconcile: what each outcome
 // does to the key, that a key is never reconciled twice at once, that an exception is an Error,
-// and that every reconcile is counted.
+// that every reconcile is counted, that an Error waits as long as the server asked, and that an
+// exception out of the loop itself is the worker's supervisor's.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <csiop/runtime/controller.hpp>
+#include <csiop/runtime/manual_clock.hpp>
 
 #include "test_util.hpp"
 
@@ -68,6 +70,7 @@ protected:
   asio::io_context io_;
   WorkQueue queue_;
   OperatorMetrics metrics_;
+  TaskSupervisor supervisor_;
   Controller controller_;
   std::map<std::string, int> calls_, running_, maxRunning_;
   std::map<std::string, std::vector<int>> backoffSeen_; // the key's failures at each reconcile
@@ -76,7 +79,7 @@ protected:
 TEST_F(ControllerTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
   int hooks = 0;
   controller_.afterEach([&] { ++hooks; });
-  controller_.start(io_.get_executor(), 2);
+  controller_.start(io_.get_executor(), 2, supervisor_);
   for (const char* key : {"done", "requeue", "error", "throw"}) {
     queue_.add(key);
   }
@@ -98,11 +101,12 @@ TEST_F(ControllerTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
   EXPECT_EQ(series(metrics_, "csiop_reconcile_total{result=\"success\"}"), 4);
   EXPECT_EQ(series(metrics_, "csiop_reconcile_total{result=\"requeue\"}"), 2);
   EXPECT_EQ(series(metrics_, "csiop_reconcile_total{result=\"error\"}"), 3);
+  EXPECT_FALSE(supervisor_.failed()) << "an exception out of a reconcile is no worker's end";
   queue_.shutdown();
 }
 
 TEST_F(ControllerTest, AKeyAddedWhileItIsReconciledWaitsForThatReconcile) {
-  controller_.start(io_.get_executor(), 4);
+  controller_.start(io_.get_executor(), 4, supervisor_);
   queue_.add("slow");
   ASSERT_TRUE(runUntil([&] { return running_["slow"] == 1; }));
   queue_.add("slow"); // four idle workers, yet the key is in flight
@@ -112,11 +116,53 @@ TEST_F(ControllerTest, AKeyAddedWhileItIsReconciledWaitsForThatReconcile) {
 }
 
 TEST_F(ControllerTest, WorkersEndWhenTheQueueShutsDown) {
-  controller_.start(io_.get_executor(), 3);
+  controller_.start(io_.get_executor(), 3, supervisor_);
   queue_.shutdown();
   io_.run_for(1s); // returns once nothing is left to run: every worker has ended
   EXPECT_TRUE(io_.stopped());
   EXPECT_TRUE(calls_.empty());
+  EXPECT_FALSE(supervisor_.failed()) << supervisor_.failure();
+}
+
+// Not a reconcile's failure (that is an Error) but the loop's own: the worker ends, and its
+// supervisor knows which and why.
+TEST_F(ControllerTest, AnExceptionOutOfTheLoopEndsTheWorkerAndIsItsSupervisorsFailure) {
+  controller_.afterEach([] { throw std::logic_error("the hook broke"); });
+  controller_.start(io_.get_executor(), 1, supervisor_);
+  queue_.add("done");
+  ASSERT_TRUE(runUntil([&] { return supervisor_.failed(); }));
+  EXPECT_EQ(supervisor_.failure(), "worker 1 ended: the hook broke");
+  queue_.shutdown();
+}
+
+// An Error whose server asked for a wait (Retry-After) longer than the key's backoff (5 ms) is
+// queued again after that wait; one that asked for nothing, after the backoff.
+TEST(ControllerRetryAfterTest, AnErrorWaitsAsLongAsTheServerAskedWhenThatIsLonger) {
+  asio::io_context io;
+  ManualClock clock(io);
+  WorkQueue queue(io.get_executor(), clock);
+  OperatorMetrics metrics;
+  TaskSupervisor supervisor;
+  std::map<std::string, int> calls;
+  Controller controller(queue, metrics, [&](std::string key) -> asio::awaitable<ReconcileResult> {
+    ++calls[key];
+    co_return key == "throttled" ? ReconcileResult::error("429 TooManyRequests", 2s)
+                                 : ReconcileResult::error("500 InternalError");
+  });
+  controller.start(io.get_executor(), 1, supervisor);
+  queue.add("throttled");
+  queue.add("plain");
+  clock.settle();
+  ASSERT_EQ(calls, (std::map<std::string, int>{{"plain", 1}, {"throttled", 1}}));
+  clock.advance(5ms);
+  EXPECT_EQ(calls["plain"], 2) << "after its backoff";
+  clock.advance(2s - 5ms - 1ms);
+  EXPECT_EQ(calls["throttled"], 1) << "before the server's wait";
+  clock.advance(1ms);
+  EXPECT_EQ(calls["throttled"], 2) << "at the server's wait";
+  queue.shutdown();
+  clock.settle();
+  EXPECT_FALSE(supervisor.failed()) << supervisor.failure();
 }
 
 } // namespace

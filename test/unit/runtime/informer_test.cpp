@@ -5,6 +5,9 @@
 // well before a pending backoff would".
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <utility>
+
 #include <csiop/runtime/informer.hpp>
 
 #include "../kube/test_server.hpp"
@@ -490,6 +493,60 @@ TEST_F(InformerTest, ListErrorsAreRetriedWithADoublingBackoffAndSyncedWaitsForAS
   EXPECT_EQ(informer_->relists(), 1u);             // lists that succeeded
   EXPECT_EQ(seen_, std::vector<std::string>{"add a@1"});
   ASSERT_TRUE(runUntil([&] { return informer_->watchesStarted() == 1; }));
+}
+
+// The API server's Retry-After (a 429's header, or a Status's details.retryAfterSeconds) is
+// waited for when it is longer than the backoff (200 ms).
+TEST_F(InformerTest, AListAnsweredWithRetryAfterIsRetriedNoSoonerThanItAsks) {
+  serve(
+      [](std::size_t n, const Request&) {
+        if (n == 1)
+          return Reply{.status = 429,
+                       .body = status(429, "TooManyRequests").dump(),
+                       .headers = {{"Retry-After", "1"}}};
+        return listReply({configMap("a", "1")}, "10");
+      },
+      [](std::size_t, const Request&) { return openWatch(); });
+  start();
+  ASSERT_TRUE(runUntil([&] { return informer_->synced(); }));
+  ASSERT_EQ(listTimes_.size(), 2u);
+  EXPECT_GE(listTimes_[1] - listTimes_[0], 990ms);
+}
+
+TEST_F(InformerTest, AWatchAnsweredWithRetryAfterSecondsIsRetriedNoSoonerThanItAsks) {
+  serve([](std::size_t, const Request&) { return listReply({configMap("a", "1")}, "10"); },
+        [](std::size_t n, const Request&) {
+          if (n > 1)
+            return openWatch();
+          Json unavailable = status(503, "ServiceUnavailable");
+          unavailable["details"] = {{"retryAfterSeconds", 1}};
+          return Reply{.status = 503, .body = unavailable.dump()};
+        });
+  start();
+  ASSERT_TRUE(runUntil([&] { return informer_->watchesStarted() == 1; }, 5s));
+  ASSERT_EQ(listTimes_.size(), 2u);
+  EXPECT_GE(listTimes_[1] - watchTimes_[0], 990ms);
+}
+
+// Only the API server's answers and transport errors are retried: anything else (here a handler
+// that throws) ends run() with it, for its supervisor to act on (supervised.hpp).
+TEST_F(InformerTest, AnUnexpectedExceptionEndsRun) {
+  serve([](std::size_t, const Request&) { return listReply({}, "10"); },
+        [](std::size_t, const Request&) {
+          return openWatch({event("ADDED", configMap("a", "11"))});
+        });
+  informer_->onChange([](const Json*, const Json*) { throw std::logic_error("handler bug"); });
+  start();
+  ASSERT_TRUE(runUntil([&] { return runDone_; }));
+  ASSERT_TRUE(runError_);
+  try {
+    std::rethrow_exception(std::exchange(runError_, nullptr));
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "handler bug");
+  }
+  EXPECT_EQ(informer_->relists(), 1u);
+  EXPECT_EQ(server_->requests().size(), 2u) << "not retried";
+  informer_->stop(); // as the manager's shutdown does: the watch that went is not touched
 }
 
 TEST_F(InformerTest, StopEndsRunPromptlyWhileWatching) {

@@ -276,6 +276,25 @@ TEST_F(WorkQueueTest, AddRateLimitedBacksOffExponentiallyPerKey) {
   EXPECT_EQ(takeAll(), std::vector<std::string>{"b"});
 }
 
+TEST_F(WorkQueueTest, ARateLimitedAddWaitsAtLeastAsLongAsAsked) {
+  queue->addRateLimited("a", 2s); // the backoff says 5 ms, the server 2 s
+  clock.advance(2s - 1ms);
+  EXPECT_EQ(queue->len(), 0u);
+  clock.advance(1ms);
+  EXPECT_EQ(takeAll(), std::vector<std::string>{"a"});
+  EXPECT_EQ(queue->numRequeues("a"), 1) << "still one more failure";
+  for (int i = 0; i < 10; ++i) {
+    queue->addRateLimited("b");
+    clock.advance(10s);
+    takeAll();
+  }
+  queue->addRateLimited("b", 1s); // the backoff (5 ms * 2^10) is longer
+  clock.advance(5120ms - 1ms);
+  EXPECT_EQ(queue->len(), 0u);
+  clock.advance(1ms);
+  EXPECT_EQ(takeAll(), std::vector<std::string>{"b"});
+}
+
 TEST_F(WorkQueueTest, ForgetResetsTheBackoff) {
   for (int i = 0; i < 5; ++i) {
     queue->addRateLimited("a");

@@ -34,7 +34,7 @@ protected:
     options.readTimeout = 300ms;
     options.log = [this](std::string_view m) { log.emplace_back(m); };
     server = std::make_unique<WebhookServer>(io.get_executor(), options, cluster.view(),
-                                             [this] { return ready; });
+                                             fixedAuthority(true), [this] { return ready; });
     server->start();
   }
 

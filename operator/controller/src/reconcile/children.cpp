@@ -42,7 +42,6 @@ asio::awaitable<StepResult> Reconciler::applyServiceAccounts(ReconcileRun& run) 
 }
 
 asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
-  Observed& o = run.observed;
   std::map<int, std::vector<const Json*>> waves;
   for (const Json& desired : run.desired) {
     const std::string kind = desired["kind"];
@@ -65,8 +64,7 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
     if (caches_.namespaces.get("", metadataField(desired, "name")) == nullptr) {
       auto created = co_await kube::attempt(client_.create(kube::resources::namespaces, desired));
       if (!created && !created.alreadyExists()) {
-        o.applyErrors.push_back("Namespace " + metadataField(desired, "name") + ": " +
-                                created.message());
+        run.addError(ErrorLine::of("Namespace " + metadataField(desired, "name") + ": ", created));
       }
     }
   }
@@ -76,30 +74,60 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
   co_return std::nullopt;
 }
 
+namespace {
+
+// "ns/name" of the ServiceAccount a workload's pods would run as, when the pass found that one
+// to be someone else's; else "".
+std::string foreignAccountOf(const ReconcileRun& run, const Json& desired) {
+  if (!isWorkload(desired["kind"].get<std::string>())) {
+    return {};
+  }
+  const Json& spec = api::member(api::member(api::member(desired, "spec"), "template"), "spec");
+  const std::string account =
+      metadataField(desired, "namespace") + "/" + api::stringField(spec, "serviceAccountName");
+  return run.foreignAccounts.contains(account) ? account : std::string();
+}
+
+} // namespace
+
 asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
                                               const std::vector<const Json*>& members) {
   Observed& o = run.observed;
-  std::vector<asio::awaitable<std::string>> applies;
+  std::vector<asio::awaitable<ErrorLine>> applies;
+  std::vector<const Json*> applied;
   for (const Json* desired : members) {
     if (const Json* l = liveHead(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
       noteUnmanaged(*l, o);
       continue;
     }
+    if (const std::string account = foreignAccountOf(run, *desired); !account.empty()) {
+      // Its pods would run as someone else's ServiceAccount, with whatever that one may do.
+      run.addError(ErrorLine{keyOf(*desired).str() + " not applied: its pods would run as " +
+                             "ServiceAccount " + account +
+                             ", which exists and is not this DriverDeployment's (never adopted)"});
+      continue;
+    }
+    applied.push_back(desired);
     applies.push_back((*desired)["kind"] == "CSIDriver" ? applyCSIDriver(*desired)
                                                         : applyChild(*desired, run.uid));
   }
-  for (std::string& error : co_await runtime::allOf(std::move(applies))) {
-    if (!error.empty()) {
-      o.applyErrors.push_back(std::move(error));
+  std::vector<ErrorLine> errors = co_await runtime::allOf(std::move(applies));
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (errors[i].foreign && (*applied[i])["kind"] == "ServiceAccount") {
+      run.foreignAccounts.insert(metadataField(*applied[i], "namespace") + "/" +
+                                 metadataField(*applied[i], "name"));
+    }
+    if (!errors[i].empty()) {
+      run.addError(std::move(errors[i]));
     }
   }
 }
 
-asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const std::string& uid) {
+asio::awaitable<ErrorLine> Reconciler::applyChild(const Json& desired, const std::string& uid) {
   const ObjectKey k = keyOf(desired);
   const kube::ResourceRef* ref = caches_.resourceOf(k.kind);
   if (ref == nullptr) {
-    co_return k.str() + ": no resource for this kind";
+    co_return ErrorLine{k.str() + ": no resource for this kind"};
   }
   const CachedChild* cached = cachedChild(desired);
   if (cached == nullptr) {
@@ -108,46 +136,48 @@ asio::awaitable<std::string> Reconciler::applyChild(const Json& desired, const s
   // Most passes end here: the child is as applied, or differs from it in status only.
   const bool owned = ownedBy(cached->head, uid);
   if (owned && applied_.unchangedSinceApplied(desired, *cached)) {
-    co_return "";
+    co_return ErrorLine{};
   }
   const Json live = cached->whole(); // `cached` changes while this coroutine waits
   if (owned && contains(live, desired)) {
     applied_.verified(desired, *cached);
-    co_return "";
+    co_return ErrorLine{};
   }
   co_return co_await updateChild(*ref, desired, live, uid);
 }
 
-asio::awaitable<std::string> Reconciler::createChild(const kube::ResourceRef& ref,
-                                                     const Json& desired, const std::string& uid) {
+asio::awaitable<ErrorLine> Reconciler::createChild(const kube::ResourceRef& ref,
+                                                   const Json& desired, const std::string& uid) {
   const ObjectKey k = keyOf(desired);
   auto created = co_await kube::attempt(client_.create(ref, desired));
   if (created) {
     applied_.remember(desired, *created);
-    co_return "";
+    co_return ErrorLine{};
   }
   if (!created.alreadyExists()) {
-    co_return k.str() + ": " + created.message();
+    co_return ErrorLine::of(k.str() + ": ", created);
   }
   // Not in the (owner-labelled) cache, yet it exists: just created and not seen yet, or someone
   // else's object of that name. Read it and go on as with a cached one.
   auto fetched = co_await kube::attempt(client_.get(ref, k.namespace_, k.name));
   if (!fetched) {
-    co_return k.str() + ": " + fetched.message();
+    co_return ErrorLine::of(k.str() + ": ", fetched);
   }
   co_return co_await updateChild(ref, desired, *fetched, uid);
 }
 
-asio::awaitable<std::string> Reconciler::updateChild(const kube::ResourceRef& ref,
-                                                     const Json& desired, const Json& live,
-                                                     const std::string& uid) {
+asio::awaitable<ErrorLine> Reconciler::updateChild(const kube::ResourceRef& ref,
+                                                   const Json& desired, const Json& live,
+                                                   const std::string& uid) {
   const ObjectKey k = keyOf(desired);
   if (!ownedBy(live, uid)) {
-    co_return k.str() + " already exists and is not managed by this DriverDeployment; " +
-        "left untouched";
+    ErrorLine foreign{k.str() + " already exists and is not managed by this DriverDeployment; " +
+                      "left untouched"};
+    foreign.foreign = true;
+    co_return foreign;
   }
   if (contains(live, desired)) {
-    co_return "";
+    co_return ErrorLine{};
   }
   spdlog::info("applying {}: differs at {}", k.str(), firstDifference(live, desired));
   // `live` may be the cache's entry, which changes while this coroutine waits.
@@ -155,13 +185,13 @@ asio::awaitable<std::string> Reconciler::updateChild(const kube::ResourceRef& re
   auto applied = co_await kube::attempt(takeOwnershipAndApply(ref, desired, live));
   if (applied) {
     applied_.remember(desired, *applied);
-    co_return "";
+    co_return ErrorLine{};
   }
   if (applied.invalid() && k.kind == "StorageClass") {
     // parameters, provisioner, reclaimPolicy, ... are immutable
     co_return co_await recreateStorageClass(ref, desired, liveUid);
   }
-  co_return k.str() + ": " + applied.message();
+  co_return ErrorLine::of(k.str() + ": ", applied);
 }
 
 asio::awaitable<Json> Reconciler::takeOwnershipAndApply(const kube::ResourceRef& ref,
@@ -177,21 +207,21 @@ asio::awaitable<Json> Reconciler::takeOwnershipAndApply(const kube::ResourceRef&
   co_return co_await client_.apply(ref, desired);
 }
 
-asio::awaitable<std::string> Reconciler::recreateStorageClass(const kube::ResourceRef& ref,
-                                                              const Json& desired,
-                                                              std::string oldUid) {
+asio::awaitable<ErrorLine> Reconciler::recreateStorageClass(const kube::ResourceRef& ref,
+                                                            const Json& desired,
+                                                            std::string oldUid) {
   const ObjectKey k = keyOf(desired);
   const kube::DeleteOptions options = deleteOnly(oldUid);
   auto removed = co_await kube::attempt(client_.remove(ref, k.namespace_, k.name, options));
   if (!removed) {
-    co_return k.str() + " (recreating an immutable StorageClass): " + removed.message();
+    co_return ErrorLine::of(k.str() + " (recreating an immutable StorageClass): ", removed);
   }
   auto created = co_await kube::attempt(client_.apply(ref, desired));
   if (!created) {
-    co_return k.str() + " (recreating an immutable StorageClass): " + created.message();
+    co_return ErrorLine::of(k.str() + " (recreating an immutable StorageClass): ", created);
   }
   applied_.remember(desired, *created);
-  co_return "";
+  co_return ErrorLine{};
 }
 
 } // namespace csiop::controller

@@ -71,7 +71,7 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
     co_return ReconcileResult::requeueAfter(requeue::kDriverNameRace);
   }
   if (!written) {
-    co_return ReconcileResult::error(written.message());
+    co_return failedWith(ErrorLine::of("", written));
   }
   if (run.claim == Action::Recreate) {
     o.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " +
@@ -102,13 +102,13 @@ asio::awaitable<void> Reconciler::claimCSIDriver(CSIDriverDecision::Action actio
   co_await client_.create(ref, std::move(claim), {.fieldManager = kClaimFieldManager});
 }
 
-asio::awaitable<std::string> Reconciler::applyCSIDriver(const Json& desired) {
+asio::awaitable<ErrorLine> Reconciler::applyCSIDriver(const Json& desired) {
   auto applied = co_await kube::attempt(client_.apply(caches_.csiDrivers.resource(), desired));
   if (!applied) {
-    co_return "CSIDriver " + metadataField(desired, "name") + ": " + applied.message();
+    co_return ErrorLine::of("CSIDriver " + metadataField(desired, "name") + ": ", applied);
   }
   applied_.remember(desired, *applied);
-  co_return "";
+  co_return ErrorLine{};
 }
 
 } // namespace csiop::controller

@@ -72,8 +72,8 @@ asio::awaitable<StepResult> Reconciler::ensureFinalizer(ReconcileRun& run) {
   auto updated = co_await kube::attempt(client_.patch(
       r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
   if (!updated) {
-    co_return ReconcileResult::error("adding the finalizer " + std::string(kFinalizer) + ": " +
-                                     updated.message());
+    co_return failedWith(
+        ErrorLine::of("adding the finalizer " + std::string(kFinalizer) + ": ", updated));
   }
   dd["metadata"] = (*updated)["metadata"];
   co_return std::nullopt;
@@ -91,7 +91,8 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
     co_return std::nullopt;
   }
   if (force == Flag::Yes) {
-    if (forcedDeletions_.insert(run.uid).second) {
+    if (std::string& recorded = forcedDeletions_[run.name]; recorded != run.uid) {
+      recorded = run.uid;
       co_await events_.record(dd, true, "DeletionForced",
                               std::string(api::kForceDeleteAnnotation) +
                                   "=true: deleting the driver although " + describe(usage) +
@@ -107,7 +108,7 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
   co_return describe(usage);
 }
 
-asio::awaitable<std::string> Reconciler::orphan(const Json& child) {
+asio::awaitable<ErrorLine> Reconciler::orphan(const Json& child) {
   const ObjectKey k = keyOf(child);
   // No owner reference (so the garbage collector keeps it), no owner marks.
   Json patch = {{"metadata",
@@ -117,12 +118,12 @@ asio::awaitable<std::string> Reconciler::orphan(const Json& child) {
   auto patched = co_await kube::attempt(client_.patch(
       *caches_.resourceOf(k.kind), k.namespace_, k.name, kube::PatchType::Merge, std::move(patch)));
   if (!patched && !patched.notFound()) {
-    co_return "orphaning " + k.str() + ": " + patched.message();
+    co_return ErrorLine::of("orphaning " + k.str() + ": ", patched);
   }
-  co_return "";
+  co_return ErrorLine{};
 }
 
-asio::awaitable<std::string> Reconciler::deleteChild(const Json& child, std::string owner) {
+asio::awaitable<ErrorLine> Reconciler::deleteChild(const Json& child, std::string owner) {
   const ObjectKey k = keyOf(child);
   spdlog::info("deleting {} of DriverDeployment {}", k.str(), owner);
   const std::string uid = metadataField(child, "uid"); // the options view it
@@ -130,9 +131,9 @@ asio::awaitable<std::string> Reconciler::deleteChild(const Json& child, std::str
   auto removed = co_await kube::attempt(
       client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
   if (!removed) {
-    co_return "deleting " + k.str() + ": " + removed.message();
+    co_return ErrorLine::of("deleting " + k.str() + ": ", removed);
   }
-  co_return "";
+  co_return ErrorLine{};
 }
 
 asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
@@ -154,8 +155,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
     return true;
   });
   for (const Json& c : handsOff) {
-    if (std::string error = co_await orphan(c); !error.empty()) {
-      co_return ReconcileResult::error(std::move(error));
+    if (ErrorLine error = co_await orphan(c); !error.empty()) {
+      co_return failedWith(std::move(error));
     }
     co_await events_.record(dd, false, "Orphaned",
                             keyOf(c).str() + " carries " + api::kUnmanagedAnnotation +
@@ -163,8 +164,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   }
   if (policy == "Orphan") {
     for (const Json& c : children) {
-      if (std::string error = co_await orphan(c); !error.empty()) {
-        co_return ReconcileResult::error(std::move(error));
+      if (ErrorLine error = co_await orphan(c); !error.empty()) {
+        co_return failedWith(std::move(error));
       }
     }
   } else {
@@ -174,7 +175,7 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
     });
     // The workloads first (their pods stop while their RBAC is still there), then the rest;
     // the deletions of a group at the same time.
-    std::map<bool, std::vector<asio::awaitable<std::string>>> groups;
+    std::map<bool, std::vector<asio::awaitable<ErrorLine>>> groups;
     for (const Json& c : children) {
       const ObjectKey k = keyOf(c);
       if (k.kind == "CSIDriver" && !onlyDriverLeft) {
@@ -183,9 +184,9 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
       groups[!isWorkload(k.kind)].push_back(deleteChild(c, run.name));
     }
     for (auto& [rest, deletions] : groups) {
-      for (std::string& error : co_await runtime::allOf(std::move(deletions))) {
+      for (ErrorLine& error : co_await runtime::allOf(std::move(deletions))) {
         if (!error.empty()) {
-          co_return ReconcileResult::error(std::move(error));
+          co_return failedWith(std::move(error));
         }
       }
     }
@@ -204,8 +205,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   auto patched = co_await kube::attempt(client_.patch(
       r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
   if (!patched) {
-    co_return ReconcileResult::error("removing the finalizer " + std::string(kFinalizer) + ": " +
-                                     patched.message());
+    co_return failedWith(
+        ErrorLine::of("removing the finalizer " + std::string(kFinalizer) + ": ", patched));
   }
   co_return ReconcileResult::done();
 }

@@ -67,7 +67,7 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
                               "replaced node plugin pod " + r.pod + " on node " + r.node + ": " +
                                   r.why);
     } else if (!removed.notFound() && !removed.conflict()) {
-      o.applyErrors.push_back("replacing node plugin pod " + r.pod + ": " + removed.message());
+      run.addError(ErrorLine::of("replacing node plugin pod " + r.pod + ": ", removed));
     }
   }
   std::set<std::string>& waiting = waitingNodes_[e.name];

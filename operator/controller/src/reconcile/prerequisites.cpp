@@ -22,10 +22,7 @@ using api::Json;
 
 asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
   Observed& o = run.observed;
-  for (auto it = waitingFor_.begin(); it != waitingFor_.end();) {
-    it->second.erase(run.name);
-    it = it->second.empty() ? waitingFor_.erase(it) : std::next(it);
-  }
+  stopWaitingForPrerequisites(run.name);
   std::vector<render::RequiredApi> apis = render::requiredApis(*run.effective);
   // spec.objects of a kind that may not be served (a CRD of --object-kind).
   for (const Json& object : run.effective->objects) {
@@ -61,6 +58,13 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
     }
   }
   co_return std::nullopt;
+}
+
+void Reconciler::stopWaitingForPrerequisites(const std::string& name) {
+  for (auto it = waitingFor_.begin(); it != waitingFor_.end();) {
+    it->second.erase(name);
+    it = it->second.empty() ? waitingFor_.erase(it) : std::next(it);
+  }
 }
 
 asio::awaitable<std::vector<std::string>> Reconciler::prerequisitesAppeared() {

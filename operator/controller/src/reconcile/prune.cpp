@@ -30,7 +30,7 @@ asio::awaitable<StepResult> Reconciler::prune(ReconcileRun& run) {
     auto removed = co_await kube::attempt(
         client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
     if (!removed) {
-      o.applyErrors.push_back("pruning " + k.str() + ": " + removed.message());
+      run.addError(ErrorLine::of("pruning " + k.str() + ": ", removed));
       continue;
     }
     applied_.forget(k.str());

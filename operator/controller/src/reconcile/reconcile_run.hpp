@@ -1,6 +1,8 @@
 // The state one reconcile pass carries from step to step (reconciler.hpp lists the steps).
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <set>
 #include <string>
@@ -9,6 +11,7 @@
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/types.hpp>
 #include <csiop/controller/decisions.hpp>
+#include <csiop/controller/error_line.hpp>
 #include <csiop/controller/status.hpp>
 
 namespace csiop::controller {
@@ -24,6 +27,9 @@ struct ReconcileRun {
   std::optional<api::DriverDeploymentStatus> previous;
   // What the pass observed, for the status (filled in by every step).
   Observed observed;
+  // The longest wait the API server asked for when a request of this pass failed (Retry-After):
+  // the pass's Error result carries it.
+  std::chrono::seconds retryWait{0};
 
   // loadSpecOrReportInvalid: the validated spec and what it means with every default resolved.
   std::optional<api::DriverDeployment> spec;
@@ -48,8 +54,17 @@ struct ReconcileRun {
   // claimAlongWithIdentities: the ServiceAccounts were applied with the claim (their namespace
   // was there), so the workloads go with the first wave.
   bool serviceAccountsApplied = false;
+  // ServiceAccounts ("ns/name") that exist and are someone else's: the workloads that would run
+  // as one of them are not applied.
+  std::set<std::string> foreignAccounts;
 
   const api::Json& desiredCSIDriver() const;
+  // A child that could not be applied (or pruned, or replaced): to the status, and its wait to
+  // retryWait. The pass goes on, and ends as an Error.
+  void addError(ErrorLine error) {
+    observed.applyErrors.push_back(std::move(error.text));
+    retryWait = std::max(retryWait, error.retryWait);
+  }
 };
 
 } // namespace csiop::controller

@@ -14,7 +14,7 @@ using api::Json;
 std::optional<ReconcileRun> Reconciler::takeSnapshot(const std::string& name) {
   const Json* cached = caches_.driverDeployments.get("", name);
   if (cached == nullptr) {
-    statusWritten_.erase(name);
+    forget(name);
     return std::nullopt; // deleted: nothing of it is left to manage
   }
   ReconcileRun run;
@@ -28,6 +28,7 @@ std::optional<ReconcileRun> Reconciler::takeSnapshot(const std::string& name) {
   o.deleting = run.dd["metadata"].contains("deletionTimestamp");
   o.paused = api::isTrue(run.dd.value("spec", Json::object()), "paused");
   if (o.deleting && !hasFinalizer(run.dd, kFinalizer)) {
+    forget(name);
     return std::nullopt; // finalized: the API server removes it
   }
   return run;

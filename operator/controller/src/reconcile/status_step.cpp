@@ -48,7 +48,7 @@ asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
     co_return end;
   }
   if (!run.observed.applyErrors.empty()) {
-    co_return ReconcileResult::error(run.observed.applyErrors.front());
+    co_return ReconcileResult::error(run.observed.applyErrors.front(), run.retryWait);
   }
   if (run.pollConfig) {
     co_return ReconcileResult::requeueAfter(configPollPeriod_);
@@ -127,7 +127,7 @@ asio::awaitable<StepResult> Reconciler::writeStatus(const ReconcileRun& run,
     co_return ReconcileResult::requeueAfter(requeue::kStatusConflict);
   }
   if (!result) {
-    co_return ReconcileResult::error("writing the status: " + result.message());
+    co_return failedWith(ErrorLine::of("writing the status: ", result));
   }
   statusWritten_[name] = {metadataField(*result, "resourceVersion"), status};
   co_return std::nullopt;

@@ -11,7 +11,10 @@
 //   it moments ago and is not in the cache yet (two admissions racing in one
 //   process);
 // - a CSIDriver of that name exists that this operator does not manage, unless
-//   the DriverDeployment carries the annotation csiop.dev/adopt-csidriver: "true".
+//   the DriverDeployment carries the annotation csiop.dev/adopt-csidriver: "true";
+// - it would put an object into a namespace outside the operator's --driver-namespace list.
+// An allowed CREATE or UPDATE of the spec carries what its author must hold themselves
+// (authority.hpp), which the Admitter checks with the API server.
 // A DELETE is denied while volumes of the driver are in use (PersistentVolumes,
 // VolumeAttachments, pods with inline volumes of it), naming a few, unless
 // deletionPolicy is Orphan or the annotation csiop.dev/force-delete is "true".
@@ -25,11 +28,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/object_kinds.hpp>
 #include <csiop/api/types.hpp>
+#include <csiop/webhook/authority.hpp>
 
 namespace csiop::webhook {
 
@@ -53,28 +58,42 @@ struct ClusterView {
   std::function<std::string(const std::string& driverName)> volumesInUse;
   // The kinds spec.objects may hold (the operator's --object-kind flags and the built-in ones).
   std::vector<api::ObjectKind> objectKinds = api::builtinObjectKinds();
+  // The namespaces drivers may go into (the operator's --driver-namespace flags); empty: any.
+  std::vector<std::string> driverNamespaces = {};
 };
 
 // Driver names admitted recently, so a second DriverDeployment admitted before
-// the first reaches the cache is still refused. An entry lasts `ttl`.
+// the first reaches the cache is still refused. An entry lasts `ttl`; at most
+// `maxEntries` are kept (the oldest goes first). Anyone who reaches the webhook's
+// port can send a review, so a reservation is only a claim: the webhook's
+// Admitter denies a rival for it only once the API server shows the holder.
 class Reservations {
 public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
-  explicit Reservations(Clock now, std::chrono::seconds ttl = std::chrono::seconds(60));
+  explicit Reservations(Clock now, std::chrono::seconds ttl = std::chrono::seconds(60),
+                        std::size_t maxEntries = 4096);
 
+  struct Holder {
+    std::string name;
+    std::string uid; // as the review said; "" if it had none
+  };
   // The DriverDeployment other than `self` holding `driverName`, if any.
-  std::optional<std::string> holder(const std::string& driverName, const std::string& self);
-  void reserve(const std::string& driverName, const std::string& holder);
+  std::optional<Holder> holder(const std::string& driverName, const std::string& self);
+  void reserve(const std::string& driverName, const std::string& holder,
+               const std::string& uid = {});
+  // Drops `driverName`'s reservation if `holder` holds it.
+  void release(const std::string& driverName, const std::string& holder);
   std::size_t size() const { return entries_.size(); }
 
 private:
   struct Entry {
-    std::string holder;
+    Holder holder;
     std::chrono::steady_clock::time_point expires;
   };
   void expire();
   Clock now_;
   std::chrono::seconds ttl_;
+  std::size_t maxEntries_;
   std::map<std::string, Entry> entries_;
 };
 
@@ -84,6 +103,13 @@ struct Decision {
   std::string reason;  // metav1.StatusReason for a denial: Forbidden, Invalid
   std::string message; // for a denial
   std::vector<std::string> warnings;
+  // Denied because of this reservation alone (the rival is not in the cache yet).
+  std::optional<Reservations::Holder> rival{};
+  // Allowed, a reservation was made for this object (released if the review is denied later).
+  bool reserved = false;
+  // Allowed: what the requesting user must hold themselves (authority.hpp); empty when the spec
+  // did not change.
+  std::vector<Requirement> requirements{};
 };
 
 // Decides an AdmissionRequest (the `request` of an AdmissionReview).
@@ -101,8 +127,20 @@ struct ReviewResult {
 // parsed, since copying JSON recurses once per level.
 std::size_t nestingDepth(std::string_view text, std::size_t limit);
 
-// The whole exchange: parses `body`, decides, and writes the AdmissionReview
-// response echoing the request's uid. Never throws for any input.
+// The AdmissionReview `body` holds, or the answer for a body that is not one (400, 413).
+// Never throws.
+std::variant<Json, ReviewResult> readReview(std::string_view body);
+
+// Decides the `request` of a review read by readReview; a malformed one gets a 400 denial.
+// Never throws.
+Decision decideSafely(const Json& request, const ClusterView& cluster, Reservations& reservations);
+
+// The AdmissionReview response to `request` (echoing its uid) for `decision`.
+ReviewResult answer(const Json& request, const Decision& decision);
+
+// The whole exchange for what needs no API server: parses `body`, decides, and writes the
+// AdmissionReview response echoing the request's uid (the Admitter adds what needs the API
+// server: the rival's verification and the author's permissions). Never throws for any input.
 ReviewResult review(std::string_view body, const ClusterView& cluster, Reservations& reservations);
 
 } // namespace csiop::webhook

@@ -1,9 +1,14 @@
 // The admission webhook's HTTPS server: POST /validate-driverdeployment
 // (AdmissionReview v1), GET /healthz and /readyz, on the runtime HTTP server
 // with TLS from a certificate directory that is reloaded when it changes.
-// Limits: a body over kMaxReviewBytes gets 413; a request must arrive within
-// 10 s of the connection (or of the previous answer on a keep-alive one), so
-// a client trickling bytes is dropped; at most 512 connections.
+// Limits (csiop/http/server.hpp tells how each works): a body over
+// kMaxReviewBytes gets 413; a request must arrive within 10 s of the
+// connection (or of its first byte on a keep-alive one), so a client trickling
+// bytes is dropped; a keep-alive connection idle for 30 s is closed; at most
+// 512 connections, 64 per client address, a new one evicting the longest-idle
+// when the server is full; at most 64 MiB of request bodies held at once,
+// 16 MiB per client address (two of the largest reviews), else 503 with
+// Retry-After.
 #pragma once
 
 #include <chrono>
@@ -17,6 +22,7 @@
 
 #include <csiop/http/server.hpp>
 #include <csiop/webhook/admission.hpp>
+#include <csiop/webhook/admitter.hpp>
 #include <csiop/webhook/certificates.hpp>
 
 namespace csiop::webhook {
@@ -38,9 +44,10 @@ struct WebhookOptions {
 class WebhookServer {
 public:
   // Loads the certificate (throws std::runtime_error naming the problem).
+  // `authority`: how the review asks the API server (admitter.hpp).
   // `ready`: whether the cluster view is usable (the caches have synced).
   WebhookServer(boost::asio::any_io_executor executor, WebhookOptions options, ClusterView cluster,
-                std::function<bool()> ready);
+                AuthorityApi authority, std::function<bool()> ready);
 
   void start(); // throws std::runtime_error if the address cannot be bound
   void stop();
@@ -49,10 +56,10 @@ public:
 
 private:
   WebhookOptions options_;
-  ClusterView cluster_;
   std::function<bool()> ready_;
   CertificateReloader certificates_;
   Reservations reservations_;
+  Admitter admitter_;
   std::unique_ptr<http::HttpServer> http_;
 };
 

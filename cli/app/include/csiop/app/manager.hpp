@@ -36,6 +36,8 @@ struct ManagerOptions {
   bool reconcile = true;
   // Kinds spec.objects may hold beyond api::builtinObjectKinds() (--object-kind).
   std::vector<api::ObjectKind> objectKinds;
+  // The namespaces drivers may go into (--driver-namespace); empty: any.
+  std::vector<std::string> driverNamespaces;
 };
 
 // Runs until SIGTERM/SIGINT (exit code 0) or a fatal error (1). Losing the

@@ -10,6 +10,7 @@
 // Pure (no I/O); one per reconciler.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -29,6 +30,10 @@ public:
   void verified(const api::Json& desired, const CachedChild& live);
   // The child is gone (pruned).
   void forget(const std::string& key);
+  // Every child of the DriverDeployment `owner` (by its owner label): it is gone.
+  void forgetOwner(const std::string& owner);
+  // Children remembered.
+  std::size_t size() const { return applied_.size(); }
   // `desired` is what was last written to (or verified in) `live`, and `live` is the version
   // that write made or one that differs from it in status only. Not const: it learns the
   // content of the version a write made when the cache first shows it.
@@ -44,6 +49,7 @@ private:
               std::optional<std::uint64_t> content);
 
   struct Applied {
+    std::string owner; // the DriverDeployment's name
     std::string desiredHash;
     std::string resourceVersion;
     std::string uid;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
@@ -25,6 +26,7 @@
 #include <csiop/controller/applied_objects.hpp>
 #include <csiop/controller/caches.hpp>
 #include <csiop/controller/decisions.hpp>
+#include <csiop/controller/error_line.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/controller/volume_usage.hpp>
 #include <csiop/runtime/events.hpp>
@@ -88,6 +90,11 @@ public:
   // (whichever the caches watch, chosen from discovery at start).
   bool csiDriverV1() const { return caches_.csiDrivers.resource().group == "storage.k8s.io"; }
 
+  // What the reconciler keeps per DriverDeployment (status writes, forced deletions, waiting
+  // rollouts and prerequisites, applied children), all of it: none once every DriverDeployment
+  // it reconciled is gone (for tests).
+  std::size_t trackedStateEntries() const;
+
 private:
   // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
   // write made: until the cache shows it, the cached status is older than the server's.
@@ -98,8 +105,11 @@ private:
 
   // --- the steps, in order ---------------------------------------------------------------
   // snapshot.cpp: the cached DriverDeployment, copied (the cache changes while the pass
-  // waits); std::nullopt once it is gone or finalized.
+  // waits); std::nullopt once it is gone or finalized, and then what is kept for it is dropped
+  // (forget).
   std::optional<ReconcileRun> takeSnapshot(const std::string& name);
+  // forget.cpp: drops what is kept for the DriverDeployment `name`.
+  void forget(const std::string& name);
   // pause.cpp: spec.paused: nothing is written but the status (the Paused condition).
   boost::asio::awaitable<StepResult> holdWhilePaused(ReconcileRun& run);
   // finalizer.cpp: a DriverDeployment being deleted is finalized, unless volumes of its driver
@@ -152,11 +162,11 @@ private:
   boost::asio::awaitable<std::optional<std::string>> deletionBlocker(ReconcileRun& run);
   boost::asio::awaitable<ReconcileResult> finalize(const ReconcileRun& run);
   // Drops the owner reference and owner marks: the object stays, unmanaged. An error line, or
-  // "" on success (also when it is gone).
-  boost::asio::awaitable<std::string> orphan(const api::Json& child);
-  // Deletes a child of DriverDeployment `owner` (that one only: its uid); an error line, or ""
-  // on success (also when it is gone already).
-  boost::asio::awaitable<std::string> deleteChild(const api::Json& child, std::string owner);
+  // an empty one on success (also when it is gone).
+  boost::asio::awaitable<ErrorLine> orphan(const api::Json& child);
+  // Deletes a child of DriverDeployment `owner` (that one only: its uid); an error line, or an
+  // empty one on success (also when it is gone already).
+  boost::asio::awaitable<ErrorLine> deleteChild(const api::Json& child, std::string owner);
   // desired.cpp: sets the content hash of what each workload references on its pod template;
   // true if any workload references something this DriverDeployment does not render (read again
   // every configPollPeriod_). An object
@@ -167,28 +177,28 @@ private:
   // deletes only that one).
   boost::asio::awaitable<void> claimCSIDriver(CSIDriverDecision::Action action,
                                               const api::Json& desired, std::string oldUid);
-  // The whole CSIDriver applied, once claimed; an error line, or "" on success.
-  boost::asio::awaitable<std::string> applyCSIDriver(const api::Json& desired);
+  // The whole CSIDriver applied, once claimed; an error line, or an empty one on success.
+  boost::asio::awaitable<ErrorLine> applyCSIDriver(const api::Json& desired);
   // children.cpp: `members` at the same time (but those marked unmanaged); the errors go to the
   // status.
   boost::asio::awaitable<void> applyAtOnce(ReconcileRun& run,
                                            const std::vector<const api::Json*>& members);
-  // children.cpp: creates or applies one child; an error line, or "" on success.
-  boost::asio::awaitable<std::string> applyChild(const api::Json& desired, const std::string& uid);
+  // children.cpp: creates or applies one child; an error line, or an empty one on success.
+  boost::asio::awaitable<ErrorLine> applyChild(const api::Json& desired, const std::string& uid);
   // Not in the caches: a create; if it exists after all, as updateChild.
-  boost::asio::awaitable<std::string> createChild(const kube::ResourceRef& ref,
-                                                  const api::Json& desired, const std::string& uid);
+  boost::asio::awaitable<ErrorLine> createChild(const kube::ResourceRef& ref,
+                                                const api::Json& desired, const std::string& uid);
   // Someone else's: left alone; as last applied or containing `desired`: nothing; else applied
   // (a StorageClass whose immutable fields changed: recreated).
-  boost::asio::awaitable<std::string> updateChild(const kube::ResourceRef& ref,
-                                                  const api::Json& desired, const api::Json& live,
-                                                  const std::string& uid);
+  boost::asio::awaitable<ErrorLine> updateChild(const kube::ResourceRef& ref,
+                                                const api::Json& desired, const api::Json& live,
+                                                const std::string& uid);
   // Hands what the operator created with a POST over to its server-side apply
   // (field_ownership.hpp), then applies `desired`; throws the request's error.
   boost::asio::awaitable<api::Json> takeOwnershipAndApply(const kube::ResourceRef& ref,
                                                           const api::Json& desired,
                                                           const api::Json& live);
-  boost::asio::awaitable<std::string>
+  boost::asio::awaitable<ErrorLine>
   recreateStorageClass(const kube::ResourceRef& ref, const api::Json& desired, std::string oldUid);
   // status_step.cpp: the workloads' and registration's part of the status.
   void observeWorkloads(ReconcileRun& run);
@@ -223,7 +233,9 @@ private:
   AppliedObjects applied_;
   // By DriverDeployment name; dropped once the cache shows the write.
   std::map<std::string, StatusWritten> statusWritten_;
-  std::set<std::string> forcedDeletions_; // uids whose forced deletion has an Event
+  // DriverDeployment -> the uid whose forced deletion has an Event (a new one of the name gets
+  // its own).
+  std::map<std::string, std::string> forcedDeletions_;
   // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).
   std::map<std::string, std::set<std::string>> waitingNodes_;
   // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
@@ -242,6 +254,9 @@ private:
   // What is missing ("group/version/resource" or "PriorityClass name") -> the
   // DriverDeployments that need it.
   std::map<std::string, std::set<std::string>> waitingFor_;
+  // prerequisites.cpp: the DriverDeployment `name` waits for nothing (until checkPrerequisites
+  // finds again what it lacks).
+  void stopWaitingForPrerequisites(const std::string& name);
 };
 
 } // namespace csiop::controller

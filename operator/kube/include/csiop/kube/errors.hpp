@@ -61,6 +61,10 @@ Status statusFromResponse(int httpCode, std::string_view body);
 // HTTP Retry-After as delta-seconds (HTTP dates are not used by the API server).
 std::optional<std::chrono::seconds> parseRetryAfter(std::string_view header);
 
+// The longest wait a Retry-After is honoured for: a server that asks for more is asked again
+// after this long (an operator that waits minutes on one answer looks hung).
+inline constexpr std::chrono::seconds kMaxRetryAfter{60};
+
 class ApiError : public std::runtime_error {
 public:
   // context: what was asked, e.g. "GET /api/v1/namespaces/x/configmaps/y".
@@ -74,6 +78,10 @@ public:
   const std::string& context() const noexcept { return context_; }
   // From the Retry-After header, else Status details.retryAfterSeconds.
   std::optional<std::chrono::seconds> retryAfter() const noexcept { return retryAfter_; }
+  // How long the caller waits before it tries again, as the server asked: retryAfter() on a 429
+  // or a 5xx (the answers client-go honours it on), at most kMaxRetryAfter; zero otherwise. A
+  // retry waits for this or its own backoff, the longer.
+  std::chrono::seconds retryWait() const noexcept;
 
   // As client-go's apierrors: the reason decides; the code decides when the reason is unknown.
   bool isNotFound() const noexcept;

@@ -1,9 +1,11 @@
 // The worker loop of a controller, as controller-runtime's: `workers` coroutines take keys from
 // the work queue (one reconcile per key at a time: the queue never hands out a key in flight)
 // and act on what each reconcile returns: Done resets the key's backoff, Requeue queues it again
-// after its delay, Error queues it with the key's exponential backoff. An exception out of a
-// reconcile is the last resort and counts as an Error. Every reconcile is counted in the
-// operator's metrics (csiop_reconcile_total, csiop_reconcile_duration_seconds).
+// after its delay, Error queues it with the key's exponential backoff, or after the wait the API
+// server asked for (Retry-After) when that is longer. An exception out of a reconcile is the last
+// resort and counts as an Error; one out of the loop itself ends the worker, and its supervisor
+// makes that fatal (supervised.hpp). Every reconcile is counted in the operator's metrics
+// (csiop_reconcile_total, csiop_reconcile_duration_seconds).
 //
 // Single-threaded: on the queue's executor.
 #pragma once
@@ -16,6 +18,7 @@
 
 #include <csiop/runtime/operator_metrics.hpp>
 #include <csiop/runtime/reconcile_result.hpp>
+#include <csiop/runtime/supervised.hpp>
 #include <csiop/runtime/workqueue.hpp>
 
 namespace csiop::runtime {
@@ -30,8 +33,9 @@ public:
   // Called after each reconcile, e.g. to refresh a gauge of what the caches hold.
   void afterEach(std::function<void()> hook) { afterEach_ = std::move(hook); }
 
-  // Spawns `workers` workers on `executor`.
-  void start(const boost::asio::any_io_executor& executor, int workers);
+  // Spawns `workers` workers on `executor`, supervised by `supervisor` ("worker 1", ...), which
+  // must outlive them.
+  void start(const boost::asio::any_io_executor& executor, int workers, TaskSupervisor& supervisor);
 
 private:
   boost::asio::awaitable<void> worker();

@@ -15,13 +15,16 @@ struct ReconcileResult {
   } outcome = Outcome::Done;
   std::chrono::milliseconds after{0}; // for Requeue
   std::string message;                // for Error
+  // For Error: the API server asked to be left alone this long (Retry-After, as
+  // kube::ApiError::retryWait bounds it); the key waits for that or its backoff, the longer.
+  std::chrono::milliseconds retryAfter{0};
 
   static ReconcileResult done() { return {}; }
   static ReconcileResult requeueAfter(std::chrono::milliseconds after) {
-    return {Outcome::Requeue, after, {}};
+    return {Outcome::Requeue, after, {}, {}};
   }
-  static ReconcileResult error(std::string message) {
-    return {Outcome::Error, {}, std::move(message)};
+  static ReconcileResult error(std::string message, std::chrono::milliseconds retryAfter = {}) {
+    return {Outcome::Error, {}, std::move(message), retryAfter};
   }
 };
 

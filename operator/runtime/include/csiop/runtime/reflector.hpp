@@ -2,7 +2,10 @@
 // list's resourceVersion; resume a closed or broken watch from the last resourceVersion seen
 // (bookmarks included); relist when the server says the version is gone (410). Every change,
 // including those a relist discovers, reaches the store's handlers, so no event is lost across
-// expiry. Errors are retried with backoff (200 ms doubling to 30 s).
+// expiry. Errors are retried with backoff (200 ms doubling to 30 s), or after the wait the API
+// server asked for (Retry-After on a 429 or 5xx, kube::ApiError::retryWait) when that is longer.
+// Only what is not an answer of the API server or a transport error (a bug) ends run() with an
+// exception; its supervisor (supervised.hpp) makes that fatal.
 //
 // Single-threaded: run() and every accessor on the client's executor.
 #pragma once

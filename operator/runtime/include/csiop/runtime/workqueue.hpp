@@ -54,8 +54,9 @@ public:
   // waits for a later deadline, the earlier one replaces it; a later one is
   // ignored. Ignored after shutdown.
   void addAfter(const std::string& key, Duration delay);
-  // addAfter(key, rateLimiter.when(key)): one more failure for `key`.
-  void addRateLimited(const std::string& key);
+  // addAfter(key, rateLimiter.when(key)), or after `atLeast` when that is longer (the wait the
+  // API server asked for): one more failure for `key`.
+  void addRateLimited(const std::string& key, Duration atLeast = Duration::zero());
   // Resets the backoff of `key` (call after a successful reconcile).
   void forget(const std::string& key);
   // Failures counted for `key` since the last forget().

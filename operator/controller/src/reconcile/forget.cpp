@@ -1,0 +1,25 @@
+// What the reconciler keeps per DriverDeployment between passes, dropped once it is gone: the
+// reconcile of a name the cache no longer has (its deletion queues it), or of one the cache shows
+// finalized.
+#include <csiop/controller/reconciler.hpp>
+
+namespace csiop::controller {
+
+void Reconciler::forget(const std::string& name) {
+  statusWritten_.erase(name);
+  forcedDeletions_.erase(name);
+  waitingNodes_.erase(name);
+  stopWaitingForPrerequisites(name);
+  applied_.forgetOwner(name);
+}
+
+std::size_t Reconciler::trackedStateEntries() const {
+  std::size_t n =
+      statusWritten_.size() + forcedDeletions_.size() + waitingNodes_.size() + applied_.size();
+  for (const auto& [what, names] : waitingFor_) {
+    n += names.size();
+  }
+  return n;
+}
+
+} // namespace csiop::controller
