@@ -12,9 +12,13 @@ const kube::ResourceRef kSubjectAccessReviews{"authorization.k8s.io", "v1", "sub
                                               "SubjectAccessReview", false};
 
 asio::awaitable<bool> allowedOne(kube::Client& client, Json review) {
-  const Json answer = co_await client.create(kSubjectAccessReviews, std::move(review));
-  const Json& status = answer.contains("status") ? answer["status"] : Json();
-  co_return status.is_object() && status.value("allowed", false) && !status.value("denied", false);
+  auto creating = client.create(kSubjectAccessReviews, std::move(review));
+  const Json answer = co_await std::move(creating);
+  bool allowed = false;
+  if (const auto status = answer.find("status"); status != answer.end() && status->is_object()) {
+    allowed = status->value("allowed", false) && !status->value("denied", false);
+  }
+  co_return allowed;
 }
 
 } // namespace
@@ -59,17 +63,28 @@ webhook::AuthorityApi kubeAuthority(kube::Client& client) {
     co_return out;
   };
   api.roleRules = [&client](webhook::RoleRef role) -> asio::awaitable<std::optional<Json>> {
+    // Chosen before the co_await: GCC 12 mishandles the temporaries of a conditional
+    // expression inside one (a double free).
     const bool cluster = role.kind == "ClusterRole";
-    std::optional<Json> found =
-        co_await client.getOpt(cluster ? kube::resources::clusterroles : kube::resources::roles,
-                               cluster ? std::string() : role.namespace_, role.name);
+    const kube::ResourceRef& ref = cluster ? kube::resources::clusterroles : kube::resources::roles;
+    std::string ns;
+    if (!cluster) {
+      ns = role.namespace_;
+    }
+    auto reading = client.getOpt(ref, std::move(ns), role.name);
+    std::optional<Json> found = co_await std::move(reading);
     if (!found) {
       co_return std::nullopt;
     }
-    co_return found->contains("rules") ? (*found)["rules"] : Json::array();
+    Json rules = Json::array();
+    if (found->contains("rules")) {
+      rules = std::move((*found)["rules"]);
+    }
+    co_return rules;
   };
   api.driverDeployment = [&client](std::string name) -> asio::awaitable<std::optional<Json>> {
-    co_return co_await client.getOpt(kube::resources::driverdeployments, "", std::move(name));
+    auto getting = client.getOpt(kube::resources::driverdeployments, "", std::move(name));
+    co_return co_await std::move(getting);
   };
   return api;
 }

@@ -45,12 +45,18 @@ struct FakeApi {
       co_return answers;
     };
     out.roleRules = [this](RoleRef role) -> asio::awaitable<std::optional<Json>> {
-      const auto it = roles.find(role.name);
-      co_return it == roles.end() ? std::nullopt : std::optional<Json>(it->second);
+      std::optional<Json> rules;
+      if (const auto it = roles.find(role.name); it != roles.end()) {
+        rules = it->second;
+      }
+      co_return rules;
     };
     out.driverDeployment = [this](std::string name) -> asio::awaitable<std::optional<Json>> {
-      const auto it = driverDeployments.find(name);
-      co_return it == driverDeployments.end() ? std::nullopt : std::optional<Json>(it->second);
+      std::optional<Json> stored;
+      if (const auto it = driverDeployments.find(name); it != driverDeployments.end()) {
+        stored = it->second;
+      }
+      co_return stored;
     };
     return out;
   }
