@@ -24,21 +24,13 @@ std::string groupOf(const std::string& apiVersion) {
   return slash == std::string::npos ? std::string() : apiVersion.substr(0, slash);
 }
 
-// The resource of what render makes beyond spec.objects' kinds (those come with theirs).
+// The resource of what render makes beyond spec.objects' kinds (api::builtinObjectKinds() and
+// the operator's --object-kind ones, which come with theirs).
 std::optional<GroupResource> renderedResource(const std::string& group, const std::string& kind) {
   static const std::map<std::pair<std::string, std::string>, std::string> kResources = {
       {{"", "Namespace"}, "namespaces"},
-      {{"", "ServiceAccount"}, "serviceaccounts"},
-      {{"", "ConfigMap"}, "configmaps"},
-      {{"", "Service"}, "services"},
-      {{"apps", "DaemonSet"}, "daemonsets"},
-      {{"apps", "Deployment"}, "deployments"},
-      {{"apps", "StatefulSet"}, "statefulsets"},
-      {{"policy", "PodDisruptionBudget"}, "poddisruptionbudgets"},
       {{kRbacGroup, "ClusterRole"}, "clusterroles"},
       {{kRbacGroup, "ClusterRoleBinding"}, "clusterrolebindings"},
-      {{kRbacGroup, "Role"}, "roles"},
-      {{kRbacGroup, "RoleBinding"}, "rolebindings"},
       {{"storage.k8s.io", "CSIDriver"}, "csidrivers"},
       {{"csi.storage.k8s.io", "CSIDriver"}, "csidrivers"},
       {{"storage.k8s.io", "StorageClass"}, "storageclasses"},
@@ -217,6 +209,9 @@ std::vector<Requirement> requirements(const api::DriverDeployment& dd,
     std::optional<GroupResource> resource = renderedResource(group, kind);
     if (const api::ObjectKind* own = api::findObjectKind(objectKinds, object)) {
       resource = GroupResource{own->group(), own->resource};
+    } else if (const api::ObjectKind* builtin =
+                   api::findObjectKind(api::builtinObjectKinds(), object)) {
+      resource = GroupResource{builtin->group(), builtin->resource};
     }
     if (!resource) {
       // render makes nothing else; should a kind be added without a resource here, only one who

@@ -78,18 +78,9 @@ INSTANTIATE_TEST_SUITE_P(
              "'101%'}}}}",
              {percent("spec.controller.strategy.rollingUpdate.maxUnavailable", "101%")}}));
 
-const std::string kValid = R"(apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata: {name: demo}
-spec:
-  driverName: demo.csi.example.com
-  driver: {image: example.com/driver:v1}
-  controller: {}
-)";
-
-// kValid with `from` replaced by `to`.
+// kBase (validation_cases.hpp) with `from` replaced by `to`.
 std::string with(const std::string& from, const std::string& to) {
-  std::string text = kValid;
+  std::string text = kBase;
   const auto at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return text.replace(at, from.size(), to);
