@@ -82,6 +82,7 @@ asio::awaitable<void> Reflector::run() {
       ++relists_;
       resourceVersion = result.resourceVersion;
       store_.replace(std::move(result.items));
+      lastSyncResourceVersion_ = resourceVersion;
       result = {};
       releaseFreedMemory();
       synced_ = true;
@@ -133,6 +134,7 @@ asio::awaitable<void> Reflector::run() {
         try {
           while (auto event = co_await w.next()) {
             store_.apply(std::move(*event));
+            lastSyncResourceVersion_ = w.resourceVersion();
           }
         } catch (const kube::TransportError& e) {
           spdlog::info("watch {} broke: {}", store_.resource().resource, e.what());

@@ -3,8 +3,10 @@
 // (the status subresource included, with the resourceVersion precondition) and deletes of the
 // resources the operator uses. Every write is a new resourceVersion and a watch event.
 //
-// A watch answers with the events since its resourceVersion and ends (after a short wait when
-// there are none), and the informer resumes it: events are delivered within ~20 ms, in order.
+// A watch stays open: it answers with the events since its resourceVersion, then the server
+// pushes each event as a write makes it, in order, each batch followed by a bookmark at the
+// server's resourceVersion(). A cache has caught up when its reflector's
+// lastSyncResourceVersion() is that: the tests wait on that, never on time.
 // hold() keeps the events of one resource back, as a watch that lags behind its writes.
 // Field ownership is modelled as far as the operator reads it: a create records its field
 // manager (operation Update), a server-side apply its own (operation Apply), in
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -68,6 +71,7 @@ public:
     objects_.erase(it);
     gone["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
     log_.push_back({resourceVersion_, resourceKey(ref), "DELETED", gone});
+    deliver();
     return true;
   }
 
@@ -89,7 +93,16 @@ public:
 
   // The watches of `ref` deliver nothing until release(): the caches lag behind the server.
   void hold(const kube::ResourceRef& ref) { held_.insert(resourceKey(ref)); }
-  void release(const kube::ResourceRef& ref) { held_.erase(resourceKey(ref)); }
+  void release(const kube::ResourceRef& ref) {
+    held_.erase(resourceKey(ref));
+    deliver();
+  }
+  bool held(const kube::ResourceRef& ref) const { return held_.contains(resourceKey(ref)); }
+
+  // The resourceVersion of the last write: what every watch that is not held has sent last.
+  std::string resourceVersion() const { return std::to_string(resourceVersion_); }
+  // Requests not answered yet (an open watch is answered).
+  int unanswered() const { return server_.unanswered(); }
 
   // Called for each DELETE before it is carried out; returns how long the answer is delayed.
   using DeleteHook = std::function<std::chrono::milliseconds(const Request&)>;
@@ -119,6 +132,13 @@ private:
     std::string resource; // resourceKey()
     std::string type;
     Json object;
+  };
+  // An open watch: what it selects, and how far it has been sent.
+  struct Watcher {
+    const kube::ResourceRef* ref = nullptr;
+    std::string selector;
+    std::int64_t sent = 0; // resourceVersion
+    std::shared_ptr<kube::testing::ChunkFeed> feed;
   };
   struct Target {
     const kube::ResourceRef* ref = nullptr;
@@ -260,6 +280,7 @@ private:
     Stored& s = objects_[key];
     s.ref = ref;
     s.object = std::move(object);
+    deliver();
     return s.object;
   }
 
@@ -436,24 +457,47 @@ private:
     return Reply{.body = body.dump()};
   }
 
-  Reply watch(const Target& t) const {
-    const std::int64_t from =
-        t.query.count("resourceVersion") ? std::stoll(t.query.at("resourceVersion")) : 0;
-    const std::string selector = t.query.count("labelSelector") ? t.query.at("labelSelector") : "";
+  Reply watch(const Target& t) {
+    Watcher w{.ref = t.ref,
+              .selector = t.query.count("labelSelector") ? t.query.at("labelSelector") : "",
+              .sent =
+                  t.query.count("resourceVersion") ? std::stoll(t.query.at("resourceVersion")) : 0,
+              .feed = std::make_shared<kube::testing::ChunkFeed>()};
+    std::vector<std::string> lines = unsent(w);
+    const std::shared_ptr<kube::testing::ChunkFeed> feed = w.feed;
+    watchers_.push_back(std::move(w));
+    return Reply{.chunks = std::move(lines), .feed = feed};
+  }
+
+  // What `w` has not been sent yet (nothing while its resource is held): the events it
+  // selects, then a bookmark at the server's resourceVersion.
+  std::vector<std::string> unsent(Watcher& w) const {
     std::vector<std::string> lines;
-    if (!held_.contains(resourceKey(*t.ref))) {
-      for (const Event& e : log_) {
-        if (e.resourceVersion > from && e.resource == resourceKey(*t.ref) &&
-            selected(e.object, selector)) {
-          lines.push_back(Json{{"type", e.type}, {"object", e.object}}.dump() + "\n");
-        }
+    if (held_.contains(resourceKey(*w.ref)) || w.sent >= resourceVersion_) {
+      return lines;
+    }
+    for (const Event& e : log_) {
+      if (e.resourceVersion > w.sent && e.resource == resourceKey(*w.ref) &&
+          selected(e.object, w.selector)) {
+        lines.push_back(Json{{"type", e.type}, {"object", e.object}}.dump() + "\n");
       }
     }
-    if (lines.empty()) {
-      // Nothing yet: end after a while (as at timeoutSeconds); the informer resumes.
-      return Reply{.delay = std::chrono::milliseconds(20), .chunks = {"\n"}};
+    const Json bookmark = {{"kind", w.ref->kind},
+                           {"apiVersion", w.ref->apiVersion()},
+                           {"metadata", {{"resourceVersion", std::to_string(resourceVersion_)}}}};
+    lines.push_back(Json{{"type", "BOOKMARK"}, {"object", bookmark}}.dump() + "\n");
+    w.sent = resourceVersion_;
+    return lines;
+  }
+
+  // Pushes to every open watch what it has not been sent (a watch that has ended goes).
+  void deliver() {
+    std::erase_if(watchers_, [](const Watcher& w) { return w.feed->ended(); });
+    for (Watcher& w : watchers_) {
+      for (std::string& line : unsent(w)) {
+        w.feed->push(std::move(line));
+      }
     }
-    return Reply{.chunks = std::move(lines)};
   }
 
   // As long as the API server's (a UUID): held on the heap, as a real one is, so that a view of
@@ -467,6 +511,7 @@ private:
   std::map<std::string, Stored> objects_; // by keyOf()
   std::vector<Event> log_;
   std::set<std::string> held_;
+  std::vector<Watcher> watchers_;
   DeleteHook onDelete_;
   Intercept intercept_;
   std::int64_t resourceVersion_ = 1000;

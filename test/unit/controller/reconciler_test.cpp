@@ -2,11 +2,13 @@
 // (fake_api.hpp), its changes queueing the DriverDeployments they concern as the manager wires
 // them, the echo of a status write included (dropped). The tests order the events as a cluster
 // can: a watch that lags behind a write (FakeApi::hold), a DaemonSet controller that catches up
-// between two reconciles.
+// between two reconciles. They wait for conditions (settle: every watch has delivered every
+// write), never for time to pass; time that must pass passes on a ManualClock.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <set>
 
 #include <boost/asio/co_spawn.hpp>
@@ -112,10 +114,26 @@ protected:
     return runtime::test::runUntil(io_, done, limit);
   }
 
-  // Lets the watches deliver what is not held back (they poll every ~20 ms).
+  // Runs until the API server has answered every request and every cache shows every write it
+  // made, but what hold() keeps back: the cluster at rest, as a reconcile would read it. A
+  // condition, never a wait for time to pass; failing after 10 s.
   void settle() {
-    const auto until = std::chrono::steady_clock::now() + 150ms;
-    runUntil([&] { return std::chrono::steady_clock::now() > until; });
+    ASSERT_TRUE(runUntil([&] { return api_.unanswered() == 0 && lagging().empty(); }))
+        << "not settled: " << api_.unanswered() << " requests unanswered; caches behind "
+        << api_.resourceVersion() << ":" << lagging();
+  }
+
+  // The caches whose watch has not delivered the API server's last write (each watch's last
+  // bookmark is that write's resourceVersion), but those held back: " resource@version" each.
+  std::string lagging() {
+    std::string behind;
+    for (const runtime::RunnableCache* cache : caches_.all()) {
+      const bool waited = cache->served() && !api_.held(cache->cachedResource());
+      if (waited && cache->lastSyncResourceVersion() != api_.resourceVersion()) {
+        behind += " " + cache->cachedResource().resource + "@" + cache->lastSyncResourceVersion();
+      }
+    }
+    return behind;
   }
 
   // Waits until `cache` shows the API server's current version of the object.
@@ -140,25 +158,19 @@ protected:
     return runtime::test::runCoroutine(io_, reconciler_.reconcile(name), 20s);
   }
 
-  // Reconciles what is queued, as the workers do (a requeue after its time), until nothing is
-  // (twice in a row: a reconcile's own writes may queue it again a little later on a loaded
-  // machine).
+  // Reconciles what is queued, as the workers do, each pass on settled caches, until nothing
+  // is. A requeue is a timer on the test's clock, which moves on to it at once.
   void drain() {
-    for (int i = 0, idle = 0; i < 40; ++i) {
+    for (int i = 0; i < 40; ++i) {
       settle();
-      if (queued_.empty()) {
-        if (++idle == 2) {
-          return;
-        }
-        continue;
+      if (HasFatalFailure() || queued_.empty()) {
+        return;
       }
-      idle = 0;
       const std::string name = *queued_.begin();
       const ReconcileResult result = reconcile(name);
       if (result.outcome != ReconcileResult::Outcome::Done) {
-        const auto until = std::chrono::steady_clock::now() + result.after;
-        runUntil([&] { return std::chrono::steady_clock::now() > until; });
-        queued_.insert(name);
+        requeue_->expireAt(clock_.now() + result.after, [this, name] { queued_.insert(name); });
+        clock_.advance(result.after);
       }
     }
     ADD_FAILURE() << "the queue did not drain";
@@ -259,6 +271,8 @@ protected:
   }
 
   asio::io_context io_;
+  runtime::ManualClock clock_{io_};
+  std::unique_ptr<runtime::Timer> requeue_ = clock_.makeTimer(io_.get_executor());
   FakeApi api_;
   kube::Client client_;
   Caches caches_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
@@ -43,6 +44,34 @@ struct Request {
   int onConnection = 0; // which request on that connection (1-based)
 };
 
+// The rest of a chunked body, written as the test produces it (a watch that pushes its events):
+// the reply's chunks first, then each push(), until close().
+class ChunkFeed {
+public:
+  void push(std::string chunk) {
+    pending_.push_back(std::move(chunk));
+    wake();
+  }
+  void close() {
+    closed_ = true;
+    wake();
+  }
+  // Closed, or its connection is gone: what is pushed now is never written.
+  bool ended() const { return closed_ || gone_; }
+
+private:
+  friend class TestServer;
+  void wake() {
+    if (auto timer = wake_.lock())
+      timer->cancel();
+  }
+
+  std::deque<std::string> pending_;
+  bool closed_ = false;
+  bool gone_ = false;
+  std::weak_ptr<asio::steady_timer> wake_; // the session's, while it writes the feed
+};
+
 struct Reply {
   int status = 200;
   std::string body = {};
@@ -57,6 +86,7 @@ struct Reply {
   std::chrono::milliseconds chunkDelay{0};
   bool holdOpen = false;
   bool cutMidStream = false; // close the connection after the chunks, without the last chunk
+  std::shared_ptr<ChunkFeed> feed = {}; // after the chunks: what is pushed to it, until closed
 };
 
 class TestServer {
@@ -79,6 +109,9 @@ public:
   }
   int connections() const { return state_->connections; }
   const std::vector<Request>& requests() const { return state_->requests; }
+  // Requests read and not answered yet (a fed reply counts as answered once its chunks are
+  // written: from then on it is a stream the test feeds).
+  int unanswered() const { return state_->unanswered; }
   void setHandler(Handler handler) { state_->handler = std::move(handler); }
   // Closes every connection (idle or not) now.
   void closeConnections() {
@@ -108,6 +141,7 @@ private:
     Handler handler;
     std::shared_ptr<asio::ssl::context> tls;
     int connections = 0;
+    int unanswered = 0;
     bool stopped = false;
     std::vector<Request> requests;
     std::vector<std::weak_ptr<asio::ip::tcp::socket>> sockets;
@@ -176,7 +210,9 @@ private:
         seen.headers[name] = std::string(field.value());
       }
       state->requests.push_back(seen);
+      Answering answering(*state);
       const Reply reply = state->handler(seen);
+      const FeedEnd feedEnd{reply.feed.get()};
       if (reply.delay.count() > 0)
         co_await sleep(state, reply.delay);
       if (reply.drop || state->stopped) {
@@ -184,7 +220,7 @@ private:
         lowestSocket(*stream).close(ignored);
         co_return;
       }
-      if (!reply.chunks.empty() || reply.holdOpen) {
+      if (!reply.chunks.empty() || reply.holdOpen || reply.feed) {
         http::response<http::empty_body> res{static_cast<http::status>(reply.status), 11};
         res.set(http::field::content_type, reply.contentType);
         for (const auto& [k, v] : reply.headers)
@@ -201,6 +237,11 @@ private:
           auto [cec, cn] = co_await asio::async_write(
               *stream, http::make_chunk(asio::buffer(chunk)), asio::as_tuple(asio::use_awaitable));
           if (cec)
+            co_return;
+        }
+        if (reply.feed) {
+          answering.done();
+          if (!co_await writeFeed(state, *stream, *reply.feed))
             co_return;
         }
         if (reply.holdOpen) {
@@ -236,6 +277,62 @@ private:
         lowestSocket(*stream).close(ignored);
         co_return;
       }
+    }
+  }
+
+  // Marks a request answered when its reply is written (or the session gives up on it).
+  class Answering {
+  public:
+    explicit Answering(State& state) : state_(state) { ++state_.unanswered; }
+    ~Answering() { done(); }
+    Answering(const Answering&) = delete;
+    Answering& operator=(const Answering&) = delete;
+    void done() {
+      if (!done_) {
+        done_ = true;
+        --state_.unanswered;
+      }
+    }
+
+  private:
+    State& state_;
+    bool done_ = false;
+  };
+
+  // A feed nobody writes any more (its session ended, however) says so.
+  struct FeedEnd {
+    ChunkFeed* feed;
+    ~FeedEnd() {
+      if (feed != nullptr)
+        feed->gone_ = true;
+    }
+  };
+
+  // Writes what is pushed to `feed` as it comes, until it is closed (true: finish the body) or
+  // the connection fails or the server stops (false).
+  template <class Stream>
+  static asio::awaitable<bool> writeFeed(std::shared_ptr<State> state, Stream& stream,
+                                         ChunkFeed& feed) {
+    auto wake = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
+                                                     asio::steady_timer::time_point::max());
+    state->timers.push_back(wake);
+    feed.wake_ = wake;
+    for (;;) {
+      while (!feed.pending_.empty()) {
+        const std::string chunk = std::move(feed.pending_.front());
+        feed.pending_.pop_front();
+        auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(chunk)),
+                                                  asio::as_tuple(asio::use_awaitable));
+        if (ec)
+          co_return false;
+      }
+      if (feed.closed_)
+        co_return true;
+      if (state->stopped)
+        co_return false;
+      // Cancelled by push(), close() or stop().
+      co_await wake->async_wait(asio::as_tuple(asio::use_awaitable));
+      wake->expires_at(asio::steady_timer::time_point::max());
     }
   }
 

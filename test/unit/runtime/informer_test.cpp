@@ -375,6 +375,24 @@ TEST_F(InformerTest, AClosedWatchResumesFromTheLastVersionABookmarkIncluded) {
   EXPECT_EQ(seen_, (std::vector<std::string>{"add a@1", "add c@11", "update c@11>c@21"}));
 }
 
+// What a test waits on to know a cache has caught up: the list's version, then each event's
+// once the store shows it, a bookmark's included.
+TEST_F(InformerTest, TheLastSyncResourceVersionIsTheListsThenTheLastEventsOnceApplied) {
+  const auto feed = std::make_shared<kube::testing::ChunkFeed>();
+  serve([](std::size_t, const Request&) { return listReply({configMap("a", "1")}, "10"); },
+        [&](std::size_t, const Request&) { return Reply{.feed = feed}; });
+  EXPECT_EQ(informer_->lastSyncResourceVersion(), "");
+  start();
+  ASSERT_TRUE(runUntil([&] { return informer_->watchesStarted() == 1; }));
+  EXPECT_EQ(informer_->lastSyncResourceVersion(), "10");
+  feed->push(event("ADDED", configMap("c", "11")));
+  ASSERT_TRUE(runUntil([&] { return informer_->lastSyncResourceVersion() == "11"; }));
+  EXPECT_NE(informer_->get("ns", "c"), nullptr);
+  feed->push(bookmark("20"));
+  ASSERT_TRUE(runUntil([&] { return informer_->lastSyncResourceVersion() == "20"; }));
+  EXPECT_EQ(seen_, (std::vector<std::string>{"add a@1", "add c@11"}));
+}
+
 TEST_F(InformerTest, ABrokenWatchResumesAfterABackoffWithoutRelisting) {
   serve([](std::size_t, const Request&) { return listReply({configMap("a", "1")}, "10"); },
         [](std::size_t n, const Request&) {

@@ -26,6 +26,8 @@ public:
   virtual void stop() = 0;
   virtual bool synced() const = 0;
   virtual bool served() const = 0;
+  // Reflector::lastSyncResourceVersion.
+  virtual const std::string& lastSyncResourceVersion() const = 0;
   virtual const kube::ResourceRef& cachedResource() const = 0;
   virtual std::size_t cachedObjects() const = 0;
   virtual std::size_t cachedHeapBytes() const = 0;
@@ -44,6 +46,9 @@ public:
   void stop() override { reflector_.stop(); }
   bool synced() const override { return reflector_.synced(); }
   bool served() const override { return reflector_.served(); }
+  const std::string& lastSyncResourceVersion() const override {
+    return reflector_.lastSyncResourceVersion();
+  }
   const kube::ResourceRef& cachedResource() const override { return this->resource(); }
   std::size_t cachedObjects() const override { return this->size(); }
   std::size_t cachedHeapBytes() const override { return this->heapBytes(); }

@@ -44,6 +44,9 @@ public:
   bool synced() const { return synced_; }
   // The last list found the resource served (false only for an optional one that is not).
   bool served() const { return served_; }
+  // The resourceVersion the store last caught up to: its last list's, or its watch's last event
+  // (a bookmark included), as client-go's LastSyncResourceVersion. Tests wait on it.
+  const std::string& lastSyncResourceVersion() const { return lastSyncResourceVersion_; }
 
   static constexpr std::chrono::seconds kUnservedRetry{30};
   // Counters for tests and metrics.
@@ -60,6 +63,7 @@ private:
   bool synced_ = false;
   bool served_ = true;
   bool stopped_ = false;
+  std::string lastSyncResourceVersion_;
   kube::Watch* watch_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::size_t relists_ = 0;
