@@ -78,7 +78,7 @@ std::string constraints(const Json& s, bool required) {
 void section(const std::string& path, const Json& schema, const Json& tree, std::string& out) {
   const Json props = schema.value("properties", Json::object());
   const Json required = schema.value("required", Json::array());
-  out += "\n#### `" + path + "`\n\n";
+  out += "\n## `" + path + "`\n\n";
   if (schema.contains("description")) {
     out += oneLine(schema["description"].get<std::string>()) + "\n\n";
   }

@@ -7,9 +7,11 @@
 
 #include <csiop/kube/client.hpp>
 #include <csiop/kube/config.hpp>
+#include <csiop/testsupport/operator_command.hpp>
+#include <csiop/testsupport/process.hpp>
 
-#include "cluster.hpp"
 #include "context.hpp"
+#include "control_plane_rates.hpp"
 #include "fleet.hpp"
 #include "peer.hpp"
 #include "scale.hpp"
@@ -92,22 +94,15 @@ asio::awaitable<int> body(const Options& o, std::filesystem::path kubeconfig, bo
   }
 
   const std::filesystem::path workDir = makeWorkDir(o);
-  const int metricsPort = freeLoopbackPort();
-  const int healthPort = freeLoopbackPort();
-  std::vector<std::string> argv = {o.operatorBinary,
-                                   "run",
-                                   "--kubeconfig",
-                                   kubeconfig.string(),
-                                   "--metrics-bind-address",
-                                   "127.0.0.1:" + std::to_string(metricsPort),
-                                   "--health-probe-bind-address",
-                                   "127.0.0.1:" + std::to_string(healthPort)};
+  const testsupport::OperatorPorts ports = testsupport::freeOperatorPorts();
+  std::vector<std::string> argv =
+      testsupport::operatorCommand(o.operatorBinary, "run", kubeconfig, ports);
   argv.insert(argv.end(), o.operatorArgs.begin(), o.operatorArgs.end());
   report.operatorCommand = joined(argv);
   report.operatorLog = (workDir / "operator.log").string();
-  ChildProcess operatorProcess(argv, workDir / "operator.log");
-  kube::HttpClient health(executor, localHttp(healthPort));
-  kube::HttpClient metrics(executor, localHttp(metricsPort));
+  testsupport::ChildProcess operatorProcess(argv, workDir / "operator.log");
+  kube::HttpClient health(executor, localHttp(ports.health));
+  kube::HttpClient metrics(executor, localHttp(ports.metrics));
   Tracker tracker(client);
   Context ctx{o, client, tracker, operatorProcess, metrics, report.operatorLog};
 

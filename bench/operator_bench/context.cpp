@@ -25,7 +25,7 @@ asio::awaitable<bool> waitUntil(Context& ctx, std::function<bool()> done,
   return waitUntil(ctx.operatorProcess, ctx.operatorLog, std::move(done), timeout, interval);
 }
 
-asio::awaitable<bool> waitUntil(ChildProcess& process, const std::string& log,
+asio::awaitable<bool> waitUntil(testsupport::ChildProcess& process, const std::string& log,
                                 std::function<bool()> done, std::chrono::milliseconds timeout,
                                 std::chrono::milliseconds interval) {
   const auto deadline = Clock::now() + timeout;

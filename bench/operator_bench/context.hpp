@@ -11,10 +11,10 @@
 
 #include <csiop/kube/client.hpp>
 #include <csiop/kube/http.hpp>
+#include <csiop/testsupport/process.hpp>
 
 #include "async.hpp"
 #include "options.hpp"
-#include "process.hpp"
 #include "tracker.hpp"
 
 namespace csiop::bench {
@@ -23,7 +23,7 @@ struct Context {
   const Options& options;
   kube::Client& client;
   Tracker& tracker;
-  ChildProcess& operatorProcess;
+  testsupport::ChildProcess& operatorProcess;
   kube::HttpClient& metrics; // http://127.0.0.1:<metrics port>
   std::string operatorLog;
 
@@ -40,7 +40,7 @@ boost::asio::awaitable<bool>
 waitUntil(Context& ctx, std::function<bool()> done, std::chrono::milliseconds timeout,
           std::chrono::milliseconds interval = std::chrono::milliseconds(10));
 // The same for any operator process (`log` names its log in the message).
-boost::asio::awaitable<bool> waitUntil(ChildProcess& process, const std::string& log,
+boost::asio::awaitable<bool> waitUntil(testsupport::ChildProcess& process, const std::string& log,
                                        std::function<bool()> done,
                                        std::chrono::milliseconds timeout,
                                        std::chrono::milliseconds interval);

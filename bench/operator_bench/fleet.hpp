@@ -23,7 +23,7 @@
 #include "metrics.hpp"
 #include "phase.hpp"
 #include "pod_watch.hpp"
-#include "process.hpp"
+#include "process_usage.hpp"
 
 namespace csiop::bench {
 
@@ -34,7 +34,7 @@ struct FleetReport {
   int nodes = 0;
   int objectsPerDriverDeployment = 0;
   int nodePluginPods = 0;        // nodes x DriverDeployments, each to be Ready
-  std::string controlPlaneRates; // cluster.hpp; "" when not known
+  std::string controlPlaneRates; // control_plane_rates.hpp; "" when not known
 
   std::optional<double> createSpanMs;  // creates sent -> last create returned
   std::optional<double> allChildrenMs; // creates sent -> every child of every DD seen

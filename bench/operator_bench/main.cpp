@@ -20,8 +20,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csiop/testsupport/local_cluster.hpp>
+
 #include "bench.hpp"
-#include "cluster.hpp"
 #include "context.hpp"
 #include "fleet.hpp"
 #include "machine.hpp"
@@ -95,6 +96,10 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   const bool startCluster = o.kubeconfig.empty();
   std::filesystem::path kubeconfig = o.kubeconfig;
+  // The scripts' progress on our stderr; no time limit that matters (5,000 nodes take ten
+  // minutes to come up).
+  const csiop::testsupport::RunOptions script{.timeout = std::chrono::hours(24),
+                                              .inheritStderr = true};
   int code = 1;
   try {
     if (startCluster) {
@@ -102,7 +107,8 @@ int main(int argc, char** argv) {
           o.scenario == "fleet" ? fleetClusterArgs() : std::vector<std::string>{};
       progress("test/cluster/up --name " + o.clusterName + " --nodes " + std::to_string(o.nodes) +
                (upArgs.empty() ? "" : " " + joined(upArgs)));
-      kubeconfig = clusterUp(CSIOP_SOURCE_DIR, o.clusterName, o.nodes, upArgs);
+      kubeconfig =
+          csiop::testsupport::clusterUp(CSIOP_SOURCE_DIR, o.clusterName, o.nodes, upArgs, script);
       report.cluster = "test/cluster '" + o.clusterName + "' (started by the benchmark)";
     } else {
       report.cluster = "kubeconfig " + o.kubeconfig;
@@ -114,7 +120,11 @@ int main(int argc, char** argv) {
   }
   if (startCluster && !o.keepCluster) {
     progress("test/cluster/down --name " + o.clusterName);
-    clusterDown(CSIOP_SOURCE_DIR, o.clusterName);
+    const auto down = csiop::testsupport::clusterDown(CSIOP_SOURCE_DIR, o.clusterName, script);
+    if (!down.ok()) {
+      std::cerr << "test/cluster/down --name " << o.clusterName << " failed (exit " << down.exitCode
+                << ")\n";
+    }
   }
   report.loadEnd = loadAverage();
   report.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();

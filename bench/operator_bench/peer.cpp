@@ -105,7 +105,7 @@ private:
   WorkloadTracker tracker_;
   kube::HttpClient metrics_;
   kube::HttpClient health_;
-  std::unique_ptr<ChildProcess> process_;
+  std::unique_ptr<testsupport::ChildProcess> process_;
 };
 
 asio::awaitable<void> SubjectRun::setUp() {
@@ -140,7 +140,7 @@ asio::awaitable<bool> SubjectRun::ready() {
 
 asio::awaitable<void> SubjectRun::startOperator() {
   progress(s_.title + ": " + f_.command);
-  process_ = std::make_unique<ChildProcess>(s_.argv, log_, s_.env);
+  process_ = std::make_unique<testsupport::ChildProcess>(s_.argv, log_, s_.env);
   const auto deadline = Clock::now() + 120s;
   while (!co_await ready()) {
     if (!process_->running()) {
@@ -436,13 +436,13 @@ asio::awaitable<void> runPeer(const Options& o, kube::Client& client,
     return out;
   };
   {
-    const Ports ports{freeLoopbackPort(), freeLoopbackPort()};
+    const Ports ports = testsupport::freeOperatorPorts();
     const Subject ours = csiOperatorSubject(o.operatorBinary, kubeconfig, ports);
     SubjectRun run(o, client, ours, ports, workDir / "csi-operator.log", report.ours);
     co_await run.run(ours.crName("bench-single"), names(ours));
   }
   {
-    const Ports ports{freeLoopbackPort(), freeLoopbackPort()};
+    const Ports ports = testsupport::freeOperatorPorts();
     const Subject peer = cephCsiOperatorSubject(o.peerBinary, o.peerSource, kubeconfig, ports);
     SubjectRun run(o, client, peer, ports, workDir / "peer.log", report.peer);
     co_await run.run(peer.crName("bench-single"), names(peer));

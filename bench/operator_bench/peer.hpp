@@ -19,7 +19,7 @@
 
 #include "options.hpp"
 #include "phase.hpp"
-#include "process.hpp"
+#include "process_usage.hpp"
 
 namespace csiop::bench {
 

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "process.hpp"
+#include "process_usage.hpp"
 
 namespace csiop::bench {
 

@@ -12,7 +12,7 @@
 #include "machine.hpp"
 #include "metrics.hpp"
 #include "peer.hpp"
-#include "process.hpp"
+#include "process_usage.hpp"
 #include "scale.hpp"
 #include "workload.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "metrics.hpp"
-#include "process.hpp"
+#include "process_usage.hpp"
 
 namespace csiop::bench {
 

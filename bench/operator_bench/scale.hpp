@@ -15,7 +15,7 @@
 
 #include "context.hpp"
 #include "metrics.hpp"
-#include "process.hpp"
+#include "process_usage.hpp"
 
 namespace csiop::bench {
 

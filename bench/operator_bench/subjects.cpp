@@ -119,14 +119,7 @@ Subject csiOperatorSubject(const std::string& binary, const std::filesystem::pat
   s.kind = Subject::Kind::CsiOperator;
   s.title = "csi-operator";
   s.resource = r::driverdeployments;
-  s.argv = {binary,
-            "run",
-            "--kubeconfig",
-            kubeconfig.string(),
-            "--metrics-bind-address",
-            "127.0.0.1:" + std::to_string(ports.metrics),
-            "--health-probe-bind-address",
-            "127.0.0.1:" + std::to_string(ports.health)};
+  s.argv = testsupport::operatorCommand(binary, "run", kubeconfig, ports);
   s.reconcileMetric = "csiop_reconcile_total";
   s.requestMetric = "csiop_api_requests_total";
   return s;
@@ -171,7 +164,7 @@ Subject cephCsiOperatorSubject(const std::string& binary, const std::filesystem:
             "--metrics-secure=false",
             "--health-probe-bind-address=127.0.0.1:" + std::to_string(ports.health),
             "--zap-devel=false"};
-  s.env = {std::string("OPERATOR_NAMESPACE=") + kCephNamespace};
+  s.env = {{"OPERATOR_NAMESPACE", kCephNamespace}};
   // /readyz answers before the caches are synced; the Driver controller's workers start after.
   s.readyLogLine = {"Starting workers", R"("controller":"driver")"};
   s.reconcileMetric = "controller_runtime_reconcile_total";

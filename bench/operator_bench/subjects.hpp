@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <csiop/kube/resource.hpp>
+#include <csiop/testsupport/operator_command.hpp>
+#include <csiop/testsupport/process.hpp>
 
 #include "workload.hpp"
 
@@ -29,7 +31,7 @@ struct Subject {
   std::vector<Json> setup;       // applied (server-side) before it starts: CRDs, namespace, ...
   std::vector<std::string> crds; // CRD names in `setup`, waited for until Established
   std::vector<std::string> argv;
-  std::vector<std::string> env;
+  testsupport::EnvVars env;
   // Texts that one line of its log holds once it is ready; none: ready when GET /readyz on
   // the health port answers 200.
   std::vector<std::string> readyLogLine;
@@ -43,10 +45,7 @@ struct Subject {
   ExpectedWorkload expected(const std::string& crName) const;
 };
 
-struct Ports {
-  int metrics = 0;
-  int health = 0;
-};
+using Ports = testsupport::OperatorPorts;
 
 // csi-operator run: DriverDeployments (cluster-scoped), each in a namespace of its own.
 Subject csiOperatorSubject(const std::string& binary, const std::filesystem::path& kubeconfig,

@@ -1,4 +1,5 @@
-// End-to-end test harness: run processes, talk to the e2e cluster, poll for state.
+// End-to-end test harness: talk to the e2e cluster, poll for state; run processes (with
+// test/support's run(), bash() and ChildProcess).
 //
 // The cluster comes from the ctest fixture `e2e_cluster` (test/e2e/cluster-fixture, registered
 // in test/e2e/CMakeLists.txt): its setup test starts `test/cluster/up --name e2e` (or takes
@@ -37,6 +38,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csiop/testsupport/process.hpp>
+
 namespace csiop::e2e {
 
 using namespace std::chrono_literals;
@@ -46,27 +49,13 @@ struct E2EError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct RunOptions {
-  std::optional<std::string> input = {};                     // stdin (none: /dev/null)
-  std::chrono::milliseconds timeout = 120s;                  // then the process group is killed
-  std::vector<std::pair<std::string, std::string>> env = {}; // added to / overriding environ
-};
-
-struct RunResult {
-  std::vector<std::string> argv;
-  int exitCode = -1; // 128+N when killed by signal N
-  bool timedOut = false;
-  std::string out;
-  std::string err;
-
-  bool ok() const { return exitCode == 0 && !timedOut; }
-  std::string command() const; // argv joined, for messages
-};
-std::ostream& operator<<(std::ostream& os, const RunResult& r);
-
-// Runs argv[0] (looked up in PATH if it has no '/') in its own process group.
-RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
-RunResult bash(const std::string& script, const RunOptions& options = {});
+// Running processes: test/support's (argv, no shell; separate out/err; timeouts; see
+// <csiop/testsupport/process.hpp>).
+using testsupport::bash;
+using testsupport::ChildProcess;
+using testsupport::run;
+using testsupport::RunOptions;
+using testsupport::RunResult;
 
 struct Cluster {
   std::filesystem::path kubeconfig;
@@ -103,29 +92,6 @@ bool waitFor(std::string_view description, std::chrono::milliseconds timeout,
              const std::function<bool(std::string& observed)>& probe,
              std::chrono::milliseconds interval = 500ms,
              std::source_location caller = std::source_location::current());
-
-// A long-running process (the operator under test): started in its own process group with
-// stdout and stderr appended to a log file; killed (SIGKILL to the group) when destroyed.
-class Background {
-public:
-  Background(const std::vector<std::string>& argv, const std::filesystem::path& log,
-             const std::vector<std::pair<std::string, std::string>>& env = {});
-  ~Background();
-  Background(const Background&) = delete;
-  Background& operator=(const Background&) = delete;
-
-  int pid() const { return pid_; }
-  bool running();
-  void signal(int sig); // to the whole process group
-  // Waits for the exit; its code (128+N for signal N), or nullopt on timeout.
-  std::optional<int> wait(std::chrono::milliseconds timeout);
-  std::string log() const; // what it printed so far
-
-private:
-  int pid_ = -1;
-  std::optional<int> exit_;
-  std::filesystem::path log_;
-};
 
 // The directory of external-snapshotter's CRDs (snapshot.storage.k8s.io_*.yaml) as a cluster
 // admin installs them: CSIOP_SNAPSHOT_MANIFESTS, else CSIOP_IMAGE_ARCHIVES/manifests, else

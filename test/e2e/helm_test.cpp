@@ -317,7 +317,8 @@ TEST_F(HelmChart, ApiServerCallsTheWebhookThroughTheChartsConfiguration) {
       << denied;
   EXPECT_NE(denied.err.find("already used by DriverDeployment \"hostpath\""), std::string::npos)
       << denied;
-  // The denial is counted where the chart's ServiceMonitor scrapes (the README's queries).
+  // The denial is counted where the chart's ServiceMonitor scrapes (the queries of
+  // docs/how-to/metrics.md).
   EXPECT_GE(op->metric("csiop_webhook_reviews_total{result=\"denied\"}"), 1);
   writeArtifact("helm-operator-metrics.txt", op->metrics());
 }

@@ -1,9 +1,5 @@
 #include "operator_process.hpp"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -11,23 +7,6 @@
 #include <iterator>
 
 namespace csiop::e2e {
-
-int freeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    throw E2EError("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  if (!ok)
-    throw E2EError("cannot pick a free loopback port");
-  return ntohs(addr.sin_port);
-}
 
 namespace {
 OperatorInvocation verboseRun(const std::vector<std::string>& extraArgs,
@@ -44,27 +23,21 @@ OperatorProcess::OperatorProcess(const std::string& logName,
     : OperatorProcess(logName, verboseRun(extraArgs, subcommand)) {}
 
 OperatorProcess::OperatorProcess(const std::string& logName, const OperatorInvocation& invocation)
-    : metricsPort_(freeLoopbackPort()), healthPort_(freeLoopbackPort()) {
+    : ports_(testsupport::freeOperatorPorts()) {
   if (invocation.args.empty())
     throw E2EError("OperatorProcess: no subcommand");
   const auto kubeconfig =
       invocation.kubeconfig.empty() ? cluster().kubeconfig : invocation.kubeconfig;
-  std::vector<std::string> argv = {operatorBinary().string(),
-                                   invocation.args.front(),
-                                   "--kubeconfig",
-                                   kubeconfig.string(),
-                                   "--metrics-bind-address",
-                                   "127.0.0.1:" + std::to_string(metricsPort_),
-                                   "--health-probe-bind-address",
-                                   "127.0.0.1:" + std::to_string(healthPort_)};
+  auto argv =
+      testsupport::operatorCommand(operatorBinary(), invocation.args.front(), kubeconfig, ports_);
   argv.insert(argv.end(), invocation.args.begin() + 1, invocation.args.end());
-  process_ = std::make_unique<Background>(argv, writeArtifact(logName, ""));
+  process_ = std::make_unique<ChildProcess>(argv, writeArtifact(logName, ""));
 }
 
 bool OperatorProcess::waitReady(std::chrono::milliseconds timeout) {
   return waitFor("the operator is ready", timeout, [&](std::string& seen) {
     const auto r =
-        run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(healthPort_) + "/readyz"});
+        run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(ports_.health) + "/readyz"});
     seen = r.out + r.err + process_->log();
     return r.ok();
   });
@@ -77,7 +50,7 @@ std::optional<int> OperatorProcess::stop(std::chrono::milliseconds timeout) {
 
 std::string OperatorProcess::metrics() const {
   const auto r =
-      run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(metricsPort_) + "/metrics"});
+      run({"curl", "-fsS", "http://127.0.0.1:" + std::to_string(ports_.metrics) + "/metrics"});
   return r.ok() ? r.out : "";
 }
 

@@ -15,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include <csiop/testsupport/operator_command.hpp>
+#include <csiop/testsupport/ports.hpp>
+
 #include "harness.hpp"
 
 namespace csiop::e2e {
 
-int freeLoopbackPort();
+using testsupport::freeLoopbackPort;
 
 // How to run the operator: its arguments (subcommand first) and its credentials. The
 // metrics and health probe addresses are always added (free loopback ports).
@@ -46,13 +49,12 @@ public:
   // SIGTERM, then waits for the exit: its code (128+N for signal N), nullopt on timeout.
   std::optional<int> stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-  Background& process() { return *process_; }
+  ChildProcess& process() { return *process_; }
   std::string log() const { return process_->log(); }
 
 private:
-  int metricsPort_ = 0;
-  int healthPort_ = 0;
-  std::unique_ptr<Background> process_;
+  testsupport::OperatorPorts ports_;
+  std::unique_ptr<ChildProcess> process_;
 };
 
 // Registers `driver` on every node the way the kubelet would: a CSINode named

@@ -106,9 +106,9 @@ TEST_F(OperatorResilience, KilledMidReconcileThenRestartedConverges) {
   ASSERT_TRUE(first->waitReady(60s));
   // Watch CSIDrivers appear: the first claim means the operator is at work on the batch.
   const auto watchLog = writeArtifact("resilience-kill-csidrivers.txt", "");
-  Background watch({cluster().kubectl.string(), "--kubeconfig=" + cluster().kubeconfig.string(),
-                    "get", "csidrivers", "--watch", "-o", "name"},
-                   watchLog);
+  ChildProcess watch({cluster().kubectl.string(), "--kubeconfig=" + cluster().kubeconfig.string(),
+                      "get", "csidrivers", "--watch", "-o", "name"},
+                     watchLog);
   std::this_thread::sleep_for(1s); // the watch is open
   std::string batch;
   std::vector<std::string> names;

@@ -5,40 +5,34 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <csiop/testsupport/local_cluster.hpp>
+
 #include "harness.hpp"
 
 namespace csiop::e2e {
-namespace {
-
-std::string lastLine(std::string out) {
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  return out.substr(out.rfind('\n') + 1); // npos + 1 == 0: a single line
-}
-
-} // namespace
 
 bool startOwnCluster(const std::string& name, int nodes,
                      const std::vector<std::string>& apiserverArgs,
                      const std::vector<std::string>& upArgs) {
-  const auto dir = sourceDir() / "test/cluster";
-  std::vector<std::string> argv = {(dir / "up").string(), "--name", name, "--nodes",
-                                   std::to_string(nodes)};
+  std::vector<std::string> args;
   for (const auto& arg : apiserverArgs) {
-    argv.push_back("--apiserver-arg=" + arg);
+    args.push_back("--apiserver-arg=" + arg);
   }
-  argv.insert(argv.end(), upArgs.begin(), upArgs.end());
-  const auto up = run(argv, {.timeout = std::chrono::minutes(30)});
-  const auto build = run({(dir / "build").string()}, {.timeout = std::chrono::minutes(30)});
-  if (!up.ok() || !build.ok()) {
-    ADD_FAILURE() << (up.ok() ? build : up);
+  args.insert(args.end(), upArgs.begin(), upArgs.end());
+  std::filesystem::path kubeconfig;
+  std::filesystem::path binDir;
+  try {
+    kubeconfig = testsupport::clusterUp(sourceDir(), name, nodes, args);
+    binDir = testsupport::clusterBinDir(sourceDir());
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
     return false;
   }
-  const std::string binDir = lastLine(build.out);
   const auto env = writeArtifact(
       name + "-cluster.env",
-      "KUBECONFIG=" + lastLine(up.out) + "\nKUBECTL=" + binDir + "/kubectl\nBIN_DIR=" + binDir +
-          "\nNODES=" + std::to_string(nodes) + "\nEXTERNAL=0\nCLUSTER_NAME=" + name + "\n");
+      "KUBECONFIG=" + kubeconfig.string() + "\nKUBECTL=" + (binDir / "kubectl").string() +
+          "\nBIN_DIR=" + binDir.string() + "\nNODES=" + std::to_string(nodes) +
+          "\nEXTERNAL=0\nCLUSTER_NAME=" + name + "\n");
   // The harness's kubectl() and cluster() now speak to this cluster.
   ::setenv("CSIOP_E2E_ENV_FILE", env.c_str(), 1);
   // What a cluster admin installs before drivers with a snapshotter (see cluster-fixture).
@@ -51,7 +45,7 @@ void stopOwnCluster(const std::string& name) {
   if (keep != nullptr && std::string(keep) == "1") {
     return;
   }
-  const auto down = run({(sourceDir() / "test/cluster/down").string(), "--name", name});
+  const auto down = testsupport::clusterDown(sourceDir(), name);
   EXPECT_TRUE(down.ok()) << down;
 }
 

@@ -15,9 +15,9 @@
 #include <csiop/app/start_up.hpp>
 #include <csiop/app/webhook_authority.hpp>
 #include <csiop/controller/caches.hpp>
-#include <csiop/controller/compare.hpp>
 #include <csiop/controller/reconciler.hpp>
 #include <csiop/controller/volume_usage.hpp>
+#include <csiop/controller/watches.hpp>
 #include <csiop/crds.hpp>
 #include <csiop/http/server.hpp>
 #include <csiop/runtime/controller.hpp>
@@ -50,10 +50,6 @@ asio::awaitable<void> sleepFor(std::chrono::milliseconds d) {
   co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-// How long a change of a workload pod waits for others before its DriverDeployment is
-// reconciled.
-constexpr std::chrono::seconds kPodChangeBatch{1};
-
 // Connections to the API server kept open for the next requests, per worker (HTTP/1.1: one
 // request at a time on each).
 constexpr int kIdleConnectionsPerWorker = 8;
@@ -77,63 +73,7 @@ struct Controllers {
               const std::vector<api::ObjectKind>& objectKinds)
       : caches(client, csiDriverApi, objectKinds), events(client, nowRfc3339),
         reconciler(client, caches, events, nowRfc3339, configPollPeriod) {
-    for (Informer* informer : caches.objectCaches()) {
-      const bool ownStatusEchoes = informer == &caches.driverDeployments;
-      informer->onChange([this, &queue, ownStatusEchoes](const Json* old, const Json* updated) {
-        if (ownStatusEchoes && old != nullptr && updated != nullptr &&
-            controller::onlyStatusDiffers(*old, *updated)) {
-          return; // the echo of a status write: nothing the reconciler reads changed
-        }
-        for (const Json* o : {old, updated}) {
-          if (o != nullptr) {
-            for (const auto& name : reconciler.ownersOf(*o)) {
-              queue.add(name);
-            }
-          }
-        }
-      });
-    }
-    for (auto& child : caches.children) {
-      child->onChange([this, &queue](const controller::CachedChild* old,
-                                     const controller::CachedChild* updated) {
-        for (const controller::CachedChild* c : {old, updated}) {
-          if (c != nullptr) {
-            for (const auto& name : reconciler.ownersOf(*c)) {
-              queue.add(name);
-            }
-          }
-        }
-      });
-    }
-    // A CSINode changes as a node registers or drops a driver: its drivers' status counts it.
-    caches.csiNodes.onChange([this, &queue](const controller::CachedCSINode* old,
-                                            const controller::CachedCSINode* updated) {
-      for (const controller::CachedCSINode* csiNode : {old, updated}) {
-        if (csiNode != nullptr) {
-          for (const auto& name : reconciler.ownersOf(*csiNode)) {
-            queue.add(name);
-          }
-        }
-      }
-    });
-    // The workloads' pods change one by one through a rollout (each becoming ready is a
-    // change): their DriverDeployment is reconciled once for the changes of a second, not once
-    // per pod. (The other pods cached are those with volumes: a deletion or a node plugin
-    // rollout waiting for them goes on at once.)
-    caches.pods.onChange(
-        [this, &queue](const controller::CachedPod* old, const controller::CachedPod* updated) {
-          for (const controller::CachedPod* pod : {old, updated}) {
-            if (pod != nullptr) {
-              for (const auto& name : reconciler.ownersOf(*pod)) {
-                if (!pod->owner.empty()) {
-                  queue.addAfter(name, kPodChangeBatch);
-                } else {
-                  queue.add(name);
-                }
-              }
-            }
-          }
-        });
+    controller::queueReconcilesOnChange(caches, reconciler, queue);
   }
 
   Caches caches;

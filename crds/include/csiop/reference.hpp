@@ -1,6 +1,6 @@
 // The API reference in Markdown, generated from the CRD's schema (descriptions,
 // types, enums, defaults, bounds) for every field the operator's types know.
-// The README carries it between markers; a test keeps the two identical.
+// docs/reference/api.md carries it between markers; a test keeps the two identical.
 #pragma once
 
 #include <string>

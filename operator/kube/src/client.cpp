@@ -48,12 +48,25 @@ void fillTypeMeta(const ResourceRef& ref, Json& object) {
   }
 }
 
-void addWriteQuery(Query& query, bool dryRun, std::string_view fieldManager,
-                   std::string_view fieldValidation) {
-  if (dryRun)
+// The query every write (create, apply, patch, update) sends: dry run, field manager, field
+// validation.
+template <class Options> Query writeQuery(const Options& options, std::string_view fieldManager) {
+  Query query;
+  if (options.dryRun)
     query.add("dryRun", "All");
   query.addIfNotEmpty("fieldManager", fieldManager);
-  query.addIfNotEmpty("fieldValidation", fieldValidation);
+  query.addIfNotEmpty("fieldValidation", options.fieldValidation);
+  return query;
+}
+
+HttpRequest writeRequest(Method method, std::string target, std::string_view contentType,
+                         std::string body) {
+  HttpRequest request;
+  request.method = method;
+  request.target = std::move(target);
+  request.contentType = std::string(contentType);
+  request.body = std::move(body);
+  return request;
 }
 
 std::string_view patchContentType(PatchType type) {
@@ -262,13 +275,9 @@ awaitable<Json> Client::create(ResourceRef ref, Json object, CreateOptions optio
   fillTypeMeta(ref, object);
   const std::string ns = metadataString(object, "namespace");
   requireNamespace(ref, ns, "create");
-  Query query;
-  addWriteQuery(query, options.dryRun, manager(options.fieldManager), options.fieldValidation);
-  HttpRequest request;
-  request.method = Method::Post;
-  request.target = resourcePath(ref, ns) + query.str();
-  request.contentType = "application/json";
-  request.body = object.dump();
+  const Query query = writeQuery(options, manager(options.fieldManager));
+  HttpRequest request = writeRequest(Method::Post, resourcePath(ref, ns) + query.str(),
+                                     "application/json", object.dump());
   co_return co_await call("create", ref.resource, std::move(request));
 }
 
@@ -278,15 +287,12 @@ awaitable<Json> Client::apply(ResourceRef ref, Json object, ApplyOptions options
   const std::string name = metadataString(object, "name");
   requireNamespace(ref, ns, "apply");
   requireName(ref, name, "apply");
-  Query query;
-  addWriteQuery(query, options.dryRun, manager(options.fieldManager), options.fieldValidation);
+  Query query = writeQuery(options, manager(options.fieldManager));
   if (options.force)
     query.add("force", "true");
-  HttpRequest request;
-  request.method = Method::Patch;
-  request.target = resourcePath(ref, ns, name, options.subresource) + query.str();
-  request.contentType = "application/apply-patch+yaml"; // JSON is YAML
-  request.body = object.dump();
+  HttpRequest request =
+      writeRequest(Method::Patch, resourcePath(ref, ns, name, options.subresource) + query.str(),
+                   "application/apply-patch+yaml", object.dump()); // JSON is YAML
   request.idempotent = true; // the same apply twice has the same result
   co_return co_await call("apply", ref.resource, std::move(request));
 }
@@ -295,13 +301,10 @@ awaitable<Json> Client::patch(ResourceRef ref, std::string ns, std::string name,
                               Json patch, PatchOptions options) {
   requireNamespace(ref, ns, "patch");
   requireName(ref, name, "patch");
-  Query query;
-  addWriteQuery(query, options.dryRun, manager(options.fieldManager), options.fieldValidation);
-  HttpRequest request;
-  request.method = Method::Patch;
-  request.target = resourcePath(ref, ns, name, options.subresource) + query.str();
-  request.contentType = std::string(patchContentType(type));
-  request.body = patch.dump();
+  const Query query = writeQuery(options, manager(options.fieldManager));
+  HttpRequest request =
+      writeRequest(Method::Patch, resourcePath(ref, ns, name, options.subresource) + query.str(),
+                   patchContentType(type), patch.dump());
   request.idempotent = type == PatchType::Merge;
   co_return co_await call("patch", ref.resource, std::move(request));
 }
@@ -312,13 +315,10 @@ awaitable<Json> Client::update(ResourceRef ref, Json object, UpdateOptions optio
   const std::string name = metadataString(object, "name");
   requireNamespace(ref, ns, "update");
   requireName(ref, name, "update");
-  Query query;
-  addWriteQuery(query, options.dryRun, manager(options.fieldManager), options.fieldValidation);
-  HttpRequest request;
-  request.method = Method::Put;
-  request.target = resourcePath(ref, ns, name, options.subresource) + query.str();
-  request.contentType = "application/json";
-  request.body = object.dump();
+  const Query query = writeQuery(options, manager(options.fieldManager));
+  HttpRequest request =
+      writeRequest(Method::Put, resourcePath(ref, ns, name, options.subresource) + query.str(),
+                   "application/json", object.dump());
   co_return co_await call("update", ref.resource, std::move(request));
 }
 

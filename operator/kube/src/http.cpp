@@ -78,7 +78,6 @@ public:
   beast::tcp_stream& lowest() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
   bool isTls() const { return tls_.has_value(); }
   beast::ssl_stream<beast::tcp_stream>& tls() { return *tls_; }
-  beast::tcp_stream& plain() { return *plain_; }
 
   // Still usable after sitting in the pool: nothing buffered and nothing to read (a readable
   // idle socket means the server closed it or sent something we did not ask for).
@@ -92,36 +91,26 @@ public:
   }
 
   template <class Message> asio::awaitable<error_code> write(Message& message) {
-    if (tls_) {
-      auto [ec, n] = co_await http::async_write(*tls_, message, use_tuple);
-      co_return ec;
-    }
-    auto [ec, n] = co_await http::async_write(*plain_, message, use_tuple);
-    co_return ec;
+    const auto start = [&](auto& stream) { return http::async_write(stream, message, use_tuple); };
+    co_return co_await onStream(start);
   }
   template <class Parser> asio::awaitable<error_code> read(Parser& parser) {
-    if (tls_) {
-      auto [ec, n] = co_await http::async_read(*tls_, buffer, parser, use_tuple);
-      co_return ec;
-    }
-    auto [ec, n] = co_await http::async_read(*plain_, buffer, parser, use_tuple);
-    co_return ec;
+    const auto start = [&](auto& stream) {
+      return http::async_read(stream, buffer, parser, use_tuple);
+    };
+    co_return co_await onStream(start);
   }
   template <class Parser> asio::awaitable<error_code> readHeader(Parser& parser) {
-    if (tls_) {
-      auto [ec, n] = co_await http::async_read_header(*tls_, buffer, parser, use_tuple);
-      co_return ec;
-    }
-    auto [ec, n] = co_await http::async_read_header(*plain_, buffer, parser, use_tuple);
-    co_return ec;
+    const auto start = [&](auto& stream) {
+      return http::async_read_header(stream, buffer, parser, use_tuple);
+    };
+    co_return co_await onStream(start);
   }
   template <class Parser> asio::awaitable<error_code> readSome(Parser& parser) {
-    if (tls_) {
-      auto [ec, n] = co_await http::async_read_some(*tls_, buffer, parser, use_tuple);
-      co_return ec;
-    }
-    auto [ec, n] = co_await http::async_read_some(*plain_, buffer, parser, use_tuple);
-    co_return ec;
+    const auto start = [&](auto& stream) {
+      return http::async_read_some(stream, buffer, parser, use_tuple);
+    };
+    co_return co_await onStream(start);
   }
 
   void close() {
@@ -134,6 +123,17 @@ public:
   std::chrono::steady_clock::time_point idleSince;
 
 private:
+  // The one place that chooses the stream: `start` begins an operation on the stream it is
+  // given (TLS or plain) and returns its awaitable; the byte count is not needed.
+  template <class Start> asio::awaitable<error_code> onStream(const Start& start) {
+    if (tls_) {
+      auto [ec, n] = co_await start(*tls_);
+      co_return ec;
+    }
+    auto [ec, n] = co_await start(*plain_);
+    co_return ec;
+  }
+
   std::optional<beast::tcp_stream> plain_;
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
 };

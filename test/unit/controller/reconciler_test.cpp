@@ -19,7 +19,7 @@
 #include <csiop/controller/reconciler.hpp>
 #include <csiop/render/render.hpp>
 #include <csiop/runtime/controller.hpp>
-#include <csiop/runtime/manual_clock.hpp>
+#include <csiop/testsupport/manual_clock.hpp>
 
 #include "../runtime/test_util.hpp"
 #include "fake_api.hpp"
@@ -617,7 +617,7 @@ TEST_F(ReconcilerTest, ATooManyRequestsAnswerRequeuesNoSoonerThanItsRetryAfter) 
                          {"code", 429}};
     return testing::Reply{.status = 429, .body = status.dump(), .headers = {{"Retry-After", "2"}}};
   });
-  runtime::ManualClock clock(io_);
+  testsupport::ManualClock clock(io_);
   runtime::WorkQueue queue(io_.get_executor(), clock);
   runtime::OperatorMetrics metrics;
   runtime::TaskSupervisor supervisor;

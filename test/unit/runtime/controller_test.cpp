@@ -16,7 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <csiop/runtime/controller.hpp>
-#include <csiop/runtime/manual_clock.hpp>
+#include <csiop/testsupport/manual_clock.hpp>
 
 #include "test_util.hpp"
 
@@ -139,7 +139,7 @@ TEST_F(ControllerTest, AnExceptionOutOfTheLoopEndsTheWorkerAndIsItsSupervisorsFa
 // queued again after that wait; one that asked for nothing, after the backoff.
 TEST(ControllerRetryAfterTest, AnErrorWaitsAsLongAsTheServerAskedWhenThatIsLonger) {
   asio::io_context io;
-  ManualClock clock(io);
+  testsupport::ManualClock clock(io);
   WorkQueue queue(io.get_executor(), clock);
   OperatorMetrics metrics;
   TaskSupervisor supervisor;

@@ -5,8 +5,8 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include <csiop/runtime/manual_clock.hpp>
 #include <csiop/runtime/memory_release.hpp>
+#include <csiop/testsupport/manual_clock.hpp>
 
 namespace csiop::runtime {
 namespace {
@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 class IdleMemoryReleaseTest : public ::testing::Test {
 protected:
   boost::asio::io_context io;
-  ManualClock clock{io};
+  testsupport::ManualClock clock{io};
   int released = 0;
   IdleMemoryRelease idle{io.get_executor(), clock, 5s, [this] { ++released; }};
 };

@@ -1,3 +1,5 @@
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -31,8 +33,8 @@ std::string webhookBucketLines(std::uint64_t count) {
   return lines;
 }
 
-// The names, types, labels, help texts and buckets README.md documents, families sorted by
-// name and series by their labels, every one there from the start.
+// The names, types, labels, help texts and buckets docs/reference/metrics.md documents, families
+// sorted by name and series by their labels, every one there from the start.
 TEST(OperatorMetricsTest, ExposesEveryOperatorMetricFromTheStart) {
   const OperatorMetrics metrics;
   EXPECT_EQ(metrics.exposition(),
@@ -143,6 +145,28 @@ TEST(OperatorMetricsTest, MutatingVerbs) {
   for (const char* verb : {"get", "list", "watch", ""}) {
     EXPECT_FALSE(OperatorMetrics::isMutatingVerb(verb)) << verb;
   }
+}
+
+// docs/reference/metrics.md has a row for every family served, with its type.
+TEST(Docs, MetricsReferenceListsEveryFamily) {
+  std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/docs/reference/metrics.md");
+  ASSERT_TRUE(in) << "docs/reference/metrics.md is missing";
+  const std::string page{std::istreambuf_iterator<char>(in), {}};
+  OperatorMetrics metrics;
+  metrics.observeApiRequest("get", 200); // the families whose series come with their labels
+  metrics.setCache("pods", 1, 1024);
+  std::istringstream exposition(metrics.exposition());
+  int families = 0;
+  for (std::string line; std::getline(exposition, line);) {
+    std::smatch type;
+    if (!std::regex_match(line, type, std::regex(R"(# TYPE (\S+) (\S+))"))) {
+      continue;
+    }
+    ++families;
+    const std::string row = "| `" + type[1].str() + "` | " + type[2].str() + " |";
+    EXPECT_NE(page.find(row), std::string::npos) << "no row " << row;
+  }
+  EXPECT_EQ(families, 11);
 }
 
 } // namespace

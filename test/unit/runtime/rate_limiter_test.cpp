@@ -7,8 +7,8 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include <csiop/runtime/manual_clock.hpp>
 #include <csiop/runtime/rate_limiter.hpp>
+#include <csiop/testsupport/manual_clock.hpp>
 
 namespace csiop::runtime {
 namespace {
@@ -55,7 +55,7 @@ TEST(ExponentialFailureRateLimiterTest, RejectsACapBelowTheBase) {
 class BucketRateLimiterTest : public ::testing::Test {
 protected:
   boost::asio::io_context io;
-  ManualClock clock{io};
+  testsupport::ManualClock clock{io};
 };
 
 TEST_F(BucketRateLimiterTest, StartsFullThenChargesOneIntervalPerToken) {

@@ -9,9 +9,9 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include <csiop/runtime/manual_clock.hpp>
 #include <csiop/runtime/resync.hpp>
 #include <csiop/runtime/workqueue.hpp>
+#include <csiop/testsupport/manual_clock.hpp>
 
 #include "test_util.hpp"
 
@@ -23,7 +23,7 @@ using namespace std::chrono_literals;
 class ResyncTest : public ::testing::Test {
 protected:
   boost::asio::io_context io;
-  ManualClock clock{io};
+  testsupport::ManualClock clock{io};
   WorkQueue queue{io.get_executor(), clock};
   std::vector<std::string> keys = {"a", "b"};
   std::vector<Clock::TimePoint> listedAt;

@@ -17,8 +17,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <csiop/runtime/manual_clock.hpp>
 #include <csiop/runtime/workqueue.hpp>
+#include <csiop/testsupport/manual_clock.hpp>
 
 #include "test_util.hpp"
 
@@ -32,7 +32,7 @@ using Got = std::shared_ptr<test::Outcome<std::optional<std::string>>>;
 class WorkQueueTest : public ::testing::Test {
 protected:
   boost::asio::io_context io;
-  ManualClock clock{io};
+  testsupport::ManualClock clock{io};
   std::optional<WorkQueue> queue{std::in_place, io.get_executor(), clock};
 
   // Starts a get() and runs whatever is ready; the outcome may be pending.

@@ -26,12 +26,13 @@ using namespace testing;
 
 class Server : public ::testing::Test {
 protected:
-  Server() {
+  // A short read timeout, so that the tests of slow clients end soon.
+  explicit Server(std::chrono::milliseconds readTimeout = 300ms) {
     WebhookOptions options;
     options.bindAddress = "127.0.0.1:0";
     options.certDir = certs.path();
     options.certCheckInterval = 20ms;
-    options.readTimeout = 300ms;
+    options.readTimeout = readTimeout;
     options.log = [this](std::string_view m) { log.emplace_back(m); };
     server = std::make_unique<WebhookServer>(io.get_executor(), options, cluster.view(),
                                              fixedAuthority(true), [this] { return ready; });
@@ -118,7 +119,15 @@ TEST_F(Server, AClientTricklingBytesIsDroppedWhileOthersAreServed) {
   EXPECT_TRUE(closed);
 }
 
-TEST_F(Server, ABurstOfConcurrentConnectionsIsAllAnswered) {
+// The production read timeout: 64 TLS handshakes at once on one thread of a busy machine (the
+// sanitizers' build beside other builds) can take longer than the other tests' 300 ms from
+// accept to a request's last byte, and a dropped slow client is not what this test is about.
+class ServerWithTheDefaultReadTimeout : public Server {
+protected:
+  ServerWithTheDefaultReadTimeout() : Server(WebhookOptions{}.readTimeout) {}
+};
+
+TEST_F(ServerWithTheDefaultReadTimeout, ABurstOfConcurrentConnectionsIsAllAnswered) {
   constexpr int kClients = 64;
   std::vector<std::unique_ptr<TlsClient>> clients;
   int answered = 0;

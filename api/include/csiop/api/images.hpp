@@ -1,6 +1,6 @@
 // The kubernetes-csi sidecar images the operator deploys by default: the one
 // table of names and versions. Bump a version here and every rendered manifest,
-// golden file and the README's table follow.
+// golden file and the docs follow.
 #pragma once
 
 #include <span>

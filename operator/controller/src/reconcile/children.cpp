@@ -1,4 +1,4 @@
-// Step 8: every child: the Namespace first (created if missing, never owned), then in two waves
+// Every child: the Namespace first (created if missing, never owned), then in two waves
 // (decisions.hpp's applyWave: roles, the CSIDriver claimDriverName claimed, and the workloads
 // if the ServiceAccounts went with the claim; then the bindings), the objects of a wave at the
 // same time. A child is created when the caches do not have it, applied when it differs, and

@@ -1,4 +1,4 @@
-// Step 4: the children the spec wants: rendered (render is pure), with the content hash of
+// The children the spec wants: rendered (render is pure), with the content hash of
 // the ConfigMaps and Secrets each workload references on its pod template, so that its pods
 // roll when one changes. Those are read (by GET, they are not cached) again every
 // configPollPeriod; the DriverDeployment's own ConfigMaps (spec.configMaps) are hashed as

@@ -1,4 +1,4 @@
-// Steps 6 and 7: the driver name. The CSIDriver object decides who owns it (decideCSIDriver,
+// The driver name. The CSIDriver object decides who owns it (decideCSIDriver,
 // from the cache): a name held by someone else is a conflict, reported and nothing applied; an
 // immutable field changed means a new CSIDriver. The claim is made with the finalizer; the whole
 // CSIDriver is applied with the children's first wave (children.cpp).

@@ -1,4 +1,4 @@
-// Step 9: updateStrategy WhenVolumesUnused, the operator's own rollout of the node plugin: the
+// updateStrategy WhenVolumesUnused, the operator's own rollout of the node plugin: the
 // DaemonSet is OnDelete, and an out-of-date plugin pod is replaced once no volume of the driver
 // is in use on its node (or the node is drained), within maxUnavailable (node_rollout.hpp plans
 // it; this step deletes the pods the plan allows and records the rest as waiting).

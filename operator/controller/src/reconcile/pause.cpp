@@ -1,4 +1,4 @@
-// Step 1: spec.paused holds everything but the status.
+// spec.paused holds everything but the status.
 #include <csiop/controller/reconciler.hpp>
 
 #include "reconcile_run.hpp"

@@ -1,4 +1,4 @@
-// Step 5: what the driver needs but the operator does not create (render/prerequisites.hpp):
+// What the driver needs but the operator does not create (render/prerequisites.hpp):
 // the APIs its sidecars and companion objects use, and the PriorityClasses its pods name.
 // Missing ones are reported (Degraded says which) and remembered: prerequisitesAppeared() asks
 // for them again, once for all the DriverDeployments that wait, and queues those once they are

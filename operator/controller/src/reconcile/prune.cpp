@@ -1,4 +1,4 @@
-// Step 8: the children the spec no longer wants (toPrune: only what the operator made for this
+// The children the spec no longer wants (toPrune: only what the operator made for this
 // DriverDeployment, never a Namespace), deleted in the background; those marked unmanaged stay.
 #include <csiop/controller/reconciler.hpp>
 

@@ -1,4 +1,4 @@
-// Step 0: the DriverDeployment as the cache holds it when the pass begins.
+// The DriverDeployment as the cache holds it when the pass begins.
 #include <csiop/controller/reconciler.hpp>
 
 #include <csiop/api/codec.hpp>

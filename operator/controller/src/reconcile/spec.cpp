@@ -1,4 +1,4 @@
-// Step 3: the spec, validated (what the schema cannot express; the webhook normally stops an
+// The spec, validated (what the schema cannot express; the webhook normally stops an
 // invalid spec earlier), and what it means with every default resolved.
 #include <csiop/controller/reconciler.hpp>
 

@@ -1,4 +1,4 @@
-// Step 10: the status, from what the pass observed (computeStatus is pure), written only when it
+// The status, from what the pass observed (computeStatus is pure), written only when it
 // differs from what the server holds.
 #include <csiop/controller/reconciler.hpp>
 

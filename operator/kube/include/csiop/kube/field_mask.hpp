@@ -1,8 +1,8 @@
 // Which fields of an object a cache reads, so that a list or a watch builds only those as it
 // parses. A pod is some 6 KiB of JSON and a cache of workload pods reads a tenth of it; parsing
 // every event into a whole document, only to cut it down afterwards, was most of the operator's
-// CPU (README, "Where the CPU goes"). The text is still read to the end and checked as JSON; what
-// the mask leaves out is never allocated.
+// CPU (docs/explanation/performance.md). The text is still read to the end and checked as JSON;
+// what the mask leaves out is never allocated.
 //
 //   FieldMask pods;
 //   pods.keep({"metadata", "name"}).keep({"status", "containerStatuses", "ready"});

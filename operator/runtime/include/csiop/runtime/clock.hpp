@@ -1,5 +1,6 @@
 // Time source and one-shot timers for the runtime pieces (work queue, resync),
-// so that tests can replace real time with a ManualClock they advance by hand.
+// so that tests can replace real time with a ManualClock they advance by hand
+// (csiop/testsupport/manual_clock.hpp, in test/support: not in the shipped binary).
 //
 // Thread-safety: none. A clock, its timers and the callbacks they run belong to
 // one single-threaded io_context, like the rest of the operator.

@@ -1,4 +1,4 @@
-#include <csiop/runtime/manual_clock.hpp>
+#include <csiop/testsupport/manual_clock.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -8,7 +8,11 @@
 
 #include <boost/asio/post.hpp>
 
-namespace csiop::runtime {
+namespace csiop::testsupport {
+
+using runtime::Clock;
+using runtime::Timer;
+
 namespace {
 
 struct TimerState {
@@ -130,4 +134,4 @@ std::optional<Clock::TimePoint> ManualClock::nextDeadline() const {
   return core_->entries.begin()->when;
 }
 
-} // namespace csiop::runtime
+} // namespace csiop::testsupport

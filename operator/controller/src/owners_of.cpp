@@ -1,4 +1,4 @@
-// Which DriverDeployments a change of a cached object concerns (the manager queues them).
+// Which DriverDeployments a change of a cached object concerns (watches.cpp queues them).
 #include <csiop/controller/reconciler.hpp>
 
 #include <set>

@@ -17,9 +17,9 @@
 
 #include <csiop/runtime/clock.hpp>
 
-namespace csiop::runtime {
+namespace csiop::testsupport {
 
-class ManualClock final : public Clock {
+class ManualClock final : public runtime::Clock {
 public:
   // Time starts at an arbitrary fixed point (not the epoch, so code that
   // subtracts durations from now() stays in range).
@@ -29,7 +29,7 @@ public:
   ManualClock& operator=(const ManualClock&) = delete;
 
   TimePoint now() const override;
-  std::unique_ptr<Timer> makeTimer(const boost::asio::any_io_executor& executor) override;
+  std::unique_ptr<runtime::Timer> makeTimer(const boost::asio::any_io_executor& executor) override;
 
   // Moves time forward by `step` (or to `when`), firing every timer that falls
   // due on the way, earliest first, each with now() equal to its deadline.
@@ -49,4 +49,4 @@ private:
   std::shared_ptr<Core> core_;
 };
 
-} // namespace csiop::runtime
+} // namespace csiop::testsupport

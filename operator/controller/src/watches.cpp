@@ -1,0 +1,65 @@
+// What queues a reconcile (see watches.hpp).
+#include <csiop/controller/watches.hpp>
+
+#include <csiop/controller/compare.hpp>
+
+namespace csiop::controller {
+using api::Json;
+
+namespace {
+
+// Queues the owners of `old` and of `updated` (either may be null: an add or a delete).
+template <class Entry>
+void queueOwners(Reconciler& reconciler, runtime::WorkQueue& queue, const Entry* old,
+                 const Entry* updated) {
+  for (const Entry* entry : {old, updated}) {
+    if (entry != nullptr) {
+      for (const auto& name : reconciler.ownersOf(*entry)) {
+        queue.add(name);
+      }
+    }
+  }
+}
+
+} // namespace
+
+void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::WorkQueue& queue) {
+  for (Informer* informer : caches.objectCaches()) {
+    const bool ownStatusEchoes = informer == &caches.driverDeployments;
+    informer->onChange(
+        [&reconciler, &queue, ownStatusEchoes](const Json* old, const Json* updated) {
+          if (ownStatusEchoes && old != nullptr && updated != nullptr &&
+              onlyStatusDiffers(*old, *updated)) {
+            return; // the echo of a status write: nothing the reconciler reads changed
+          }
+          queueOwners(reconciler, queue, old, updated);
+        });
+  }
+  for (auto& child : caches.children) {
+    child->onChange([&reconciler, &queue](const CachedChild* old, const CachedChild* updated) {
+      queueOwners(reconciler, queue, old, updated);
+    });
+  }
+  // A CSINode changes as a node registers or drops a driver: its drivers' status counts it.
+  caches.csiNodes.onChange(
+      [&reconciler, &queue](const CachedCSINode* old, const CachedCSINode* updated) {
+        queueOwners(reconciler, queue, old, updated);
+      });
+  // The workloads' pods are batched (kPodChangeBatch). The other pods cached are those with
+  // volumes: a deletion or a node plugin rollout waiting for them goes on at once.
+  caches.pods.onChange([&reconciler, &queue](const CachedPod* old, const CachedPod* updated) {
+    for (const CachedPod* pod : {old, updated}) {
+      if (pod != nullptr) {
+        for (const auto& name : reconciler.ownersOf(*pod)) {
+          if (!pod->owner.empty()) {
+            queue.addAfter(name, kPodChangeBatch);
+          } else {
+            queue.add(name);
+          }
+        }
+      }
+    }
+  });
+}
+
+} // namespace csiop::controller
