@@ -271,7 +271,7 @@ protected:
   }
 
   asio::io_context io_;
-  runtime::ManualClock clock_{io_};
+  testsupport::ManualClock clock_{io_};
   std::unique_ptr<runtime::Timer> requeue_ = clock_.makeTimer(io_.get_executor());
   FakeApi api_;
   kube::Client client_;
