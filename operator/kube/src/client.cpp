@@ -61,9 +61,7 @@ template <class Options> Query writeQuery(const Options& options, std::string_vi
 
 HttpRequest writeRequest(Method method, std::string target, std::string_view contentType,
                          std::string body) {
-  HttpRequest request;
-  request.method = method;
-  request.target = std::move(target);
+  HttpRequest request(method, std::move(target));
   request.contentType = std::string(contentType);
   request.body = std::move(body);
   return request;
