@@ -20,7 +20,6 @@
 #include <csiop/controller/watches.hpp>
 #include <csiop/crds.hpp>
 #include <csiop/http/server.hpp>
-#include <csiop/runtime/controller.hpp>
 #include <csiop/runtime/events.hpp>
 #include <csiop/runtime/leader.hpp>
 #include <csiop/runtime/memory_release.hpp>
@@ -29,6 +28,7 @@
 #include <csiop/runtime/resync.hpp>
 #include <csiop/runtime/signals.hpp>
 #include <csiop/runtime/supervised.hpp>
+#include <csiop/runtime/workers.hpp>
 #include <csiop/runtime/workqueue.hpp>
 #include <csiop/webhook/server.hpp>
 
@@ -40,7 +40,6 @@ using api::Json;
 using controller::Caches;
 using controller::Reconciler;
 using runtime::EventRecorder;
-using runtime::Informer;
 using runtime::LeaderElector;
 using runtime::nowRfc3339;
 
@@ -64,11 +63,14 @@ constexpr std::chrono::seconds kCacheSizesPeriod{10};
 // anyway (it must never hang: the kubelet restarts it once it has exited).
 constexpr std::chrono::seconds kFatalDrainDeadline{10};
 
-// What reconciles: the caches, the event recorder and the reconciler, built
-// once discovery has chosen the CSIDriver API. Every cache change queues the
-// DriverDeployments it concerns.
-struct Controllers {
-  Controllers(kube::Client& client, const kube::ResourceRef& csiDriverApi,
+// How often the start of the informers and of the workers looks whether the caches are synced.
+constexpr std::chrono::milliseconds kSyncPoll{50};
+
+// What reconciles DriverDeployments: the caches, the event recorder and the reconciler, built
+// once discovery has chosen the CSIDriver API. Every cache change queues the DriverDeployments
+// it concerns (watches.hpp).
+struct Reconciling {
+  Reconciling(kube::Client& client, const kube::ResourceRef& csiDriverApi,
               runtime::WorkQueue& queue, std::chrono::milliseconds configPollPeriod,
               const std::vector<api::ObjectKind>& objectKinds)
       : caches(client, csiDriverApi, objectKinds), events(client, nowRfc3339),
@@ -111,12 +113,10 @@ std::string identity() {
   return std::string(host) + "_" + std::to_string(getpid());
 }
 
-} // namespace
-
-int runManager(const ManagerOptions& options) {
-  asio::io_context io;
-  runtime::OperatorMetrics metrics;
-  std::unique_ptr<kube::Client> client;
+// The Kubernetes client, reporting every request to `metrics`; nullptr (logged) when the
+// configuration cannot be loaded.
+std::unique_ptr<kube::Client> connect(asio::io_context& io, const ManagerOptions& options,
+                                      runtime::OperatorMetrics& metrics) {
   try {
     kube::ClientOptions clientOptions;
     // A pass sends each wave of a DriverDeployment's children at once (a dozen requests), and
@@ -127,239 +127,316 @@ int runManager(const ManagerOptions& options) {
                                         std::chrono::nanoseconds) {
       metrics.observeApiRequest(verb, code);
     };
-    client = std::make_unique<kube::Client>(io.get_executor(),
-                                            kube::loadDefault(options.kubeconfig, options.context),
-                                            std::move(clientOptions));
+    return std::make_unique<kube::Client>(io.get_executor(),
+                                          kube::loadDefault(options.kubeconfig, options.context),
+                                          std::move(clientOptions));
   } catch (const std::exception& e) {
     spdlog::error("cannot configure the Kubernetes client: {}", e.what());
-    return 1;
+    return nullptr;
+  }
+}
+
+// The admission webhook's log: a failed handshake is the client's problem (e.g. an old CA).
+void logWebhook(std::string_view message) {
+  const bool handshake = message.find("handshake") != std::string_view::npos;
+  spdlog::log(handshake ? spdlog::level::debug : spdlog::level::info, "webhook: {}", message);
+}
+
+// One process of `csi-operator run` or `webhook`, in the order it comes up: the probe and
+// metrics servers; start-up (CRDs, discovery, then the caches and the webhook); the informers on
+// every replica; the workers on the leader only. Any supervised task's failure, or a signal,
+// drains it (shutdown).
+class Manager {
+public:
+  Manager(asio::io_context& io, const ManagerOptions& options, kube::Client& client,
+          runtime::OperatorMetrics& metrics)
+      : io_(io), options_(options), client_(client), metrics_(metrics), queue_(io.get_executor()),
+        elector_(client, {.namespace_ = options.leaderElectionNamespace.empty()
+                                            ? podNamespace()
+                                            : options.leaderElectionNamespace,
+                          .name = options.leaderElectionId,
+                          .identity = identity()}),
+        resync_(io.get_executor(), runtime::steadyClock(), queue_,
+                [this] { return driverDeploymentNames(); }, {.period = options.resyncPeriod}),
+        workers_(queue_, metrics_,
+                 [this](std::string name) { return reconciling_->reconciler.reconcile(name); }),
+        idleRelease_(io.get_executor(), runtime::steadyClock(), kQuietRelease),
+        prerequisitePoll_(io) {
+    addHealthChecks();
+    workers_.afterEach([this] {
+      metrics_.setDriverDeployments(reconciling_->caches.driverDeployments.size());
+      idleRelease_.activity();
+    });
+    supervisor_.onFailure([this](const std::string&, const std::string&) {
+      exitCode_ = 1;
+      runtime::hardExitAfter(kFatalDrainDeadline, 1);
+      shutdown();
+    });
   }
 
-  runtime::WorkQueue queue(io.get_executor());
-  std::unique_ptr<Controllers> ctl; // once start-up (CRDs, discovery) is done
-  std::unique_ptr<webhook::WebhookServer> admission;
+  // The probe and metrics endpoints (those not off), listening; false (logged) if one cannot be.
+  bool serveProbesAndMetrics();
+  // Spawns start-up, and handles SIGTERM and SIGINT; io.run() then runs the process.
+  void start();
+  // 0 after a signal's drain, 1 after a failure.
+  int exitCode() const { return exitCode_; }
 
+private:
+  void addHealthChecks();
+  http::HttpHandler metricsEndpoint();
+  std::vector<std::string> driverDeploymentNames() const;
+  // CRDs, discovery, the caches and the webhook; then the informers, and (on the leader) the
+  // workers.
+  asio::awaitable<void> startUp();
+  std::unique_ptr<webhook::WebhookServer> makeWebhookServer();
+  // Every replica keeps warm caches (readiness, a fast take-over, the webhook's duplicate
+  // check); only the leader runs the workers that write.
+  asio::awaitable<void> startInformers();
+  asio::awaitable<void> lead();
+  // The workers, once the caches are synced; then the prerequisites poll until shutdown.
+  asio::awaitable<void> startWorkers();
+  // Stops the caches and timers, drains the queue, releases the lease, stops the servers.
+  void shutdown();
+
+  asio::io_context& io_;
+  const ManagerOptions& options_;
+  kube::Client& client_;
+  runtime::OperatorMetrics& metrics_;
+  runtime::WorkQueue queue_;
+  std::unique_ptr<Reconciling> reconciling_; // once start-up (CRDs, discovery) is done
+  std::unique_ptr<webhook::WebhookServer> admission_;
   // The long-lived coroutines (informers, workers, start-up, leader's work, drain): one that
-  // ends with an unexpected exception fails both probes and ends the process (below).
-  runtime::TaskSupervisor supervisor;
-  runtime::HealthChecks healthz("healthz");
-  runtime::HealthChecks readyz("readyz");
-  healthz.add("tasks", supervisor.check());
-  readyz.add("tasks", supervisor.check());
-  readyz.add("informers", [&ctl] {
-    return ctl && ctl->caches.synced() ? runtime::CheckResult::passed()
-                                       : runtime::CheckResult::failed("caches not synced yet");
-  });
-  std::vector<std::unique_ptr<http::HttpServer>> servers;
-  try {
-    if (http::parseBindAddress(options.healthProbeBindAddress)) {
-      auto s =
-          std::make_unique<http::HttpServer>(io.get_executor(), options.healthProbeBindAddress);
-      s->handle("/healthz", healthz.handler());
-      s->handle("/readyz", readyz.handler());
-      servers.push_back(std::move(s));
-    }
-    if (http::parseBindAddress(options.metricsBindAddress)) {
-      auto s = std::make_unique<http::HttpServer>(io.get_executor(), options.metricsBindAddress);
-      // The queue depth as of the scrape, not only as of the last reconcile's end.
-      // The caches' sizes walk every cached object: at most every kCacheSizesPeriod.
-      s->handle(
-          "/metrics",
-          [&queue, &metrics, &ctl, measured = std::chrono::steady_clock::time_point(),
-           serve = runtime::metricsHandler(metrics)](const http::HttpRequest& request) mutable {
-            metrics.setWorkqueueDepth(queue.len());
-            if (const auto now = std::chrono::steady_clock::now();
-                ctl && now - measured >= kCacheSizesPeriod) {
-              measured = now;
-              for (const runtime::RunnableCache* cache : ctl->caches.all()) {
-                metrics.setCache(cache->cachedResource().resource, cache->cachedObjects(),
-                                 cache->cachedHeapBytes());
-              }
-            }
-            return serve(request);
-          });
-      servers.push_back(std::move(s));
-    }
-    for (auto& s : servers) {
-      s->start();
-    }
-  } catch (const std::exception& e) {
-    spdlog::error("cannot serve probes/metrics: {}", e.what());
-    return 1;
-  }
-
-  LeaderElector elector(*client, {.namespace_ = options.leaderElectionNamespace.empty()
-                                                    ? podNamespace()
-                                                    : options.leaderElectionNamespace,
-                                  .name = options.leaderElectionId,
-                                  .identity = identity()});
-  runtime::PeriodicResync resync(io.get_executor(), runtime::steadyClock(), queue,
-                                 [&ctl] {
-                                   std::vector<std::string> keys;
-                                   for (const Json* dd : ctl->caches.driverDeployments.list()) {
-                                     keys.push_back((*dd)["metadata"]["name"]);
-                                   }
-                                   return keys;
-                                 },
-                                 {.period = options.resyncPeriod});
-  // The workers: one reconcile per DriverDeployment at a time, then what its result asks.
-  runtime::Controller workers(queue, metrics,
-                              [&ctl](std::string name) { return ctl->reconciler.reconcile(name); });
+  // ends with an unexpected exception fails both probes and ends the process.
+  runtime::TaskSupervisor supervisor_;
+  runtime::HealthChecks healthz_{"healthz"};
+  runtime::HealthChecks readyz_{"readyz"};
+  std::vector<std::unique_ptr<http::HttpServer>> servers_;
+  LeaderElector elector_;
+  runtime::PeriodicResync resync_;
+  // One reconcile per DriverDeployment at a time, then what its result asks.
+  runtime::Workers workers_;
   // Once the reconciles stop (a rollout converged), the heap's freed chunks go back to the system.
-  runtime::IdleMemoryRelease idleRelease(io.get_executor(), runtime::steadyClock(), kQuietRelease);
-  workers.afterEach([&] {
-    metrics.setDriverDeployments(ctl->caches.driverDeployments.size());
-    idleRelease.activity();
-  });
-  int exitCode = 0;
-  bool stopping = false;
+  runtime::IdleMemoryRelease idleRelease_;
   // What a driver needs but the operator does not create (CRDs, PriorityClasses): asked for
   // again every requeue::kPrerequisitesMissing while some DriverDeployment lacks it.
-  asio::steady_timer prerequisitePoll(io);
-  std::unique_ptr<runtime::SignalHandler> signals;
+  asio::steady_timer prerequisitePoll_;
+  std::unique_ptr<runtime::SignalHandler> signals_;
+  int exitCode_ = 0;
+  bool stopping_ = false;
+};
 
-  const auto shutdown = [&] {
-    if (stopping) {
-      return;
-    }
-    stopping = true;
-    if (ctl) {
-      for (runtime::RunnableCache* cache : ctl->caches.all()) {
-        cache->stop();
+void Manager::addHealthChecks() {
+  healthz_.add("tasks", supervisor_.check());
+  readyz_.add("tasks", supervisor_.check());
+  readyz_.add("informers", [this] {
+    return reconciling_ && reconciling_->caches.synced()
+               ? runtime::CheckResult::passed()
+               : runtime::CheckResult::failed("caches not synced yet");
+  });
+}
+
+// The queue depth as of the scrape, not only as of the last reconcile's end. The caches' sizes
+// walk every cached object: at most every kCacheSizesPeriod.
+http::HttpHandler Manager::metricsEndpoint() {
+  return [this, measured = std::chrono::steady_clock::time_point(),
+          serve = runtime::metricsHandler(metrics_)](const http::HttpRequest& request) mutable {
+    metrics_.setWorkqueueDepth(queue_.len());
+    if (const auto now = std::chrono::steady_clock::now();
+        reconciling_ && now - measured >= kCacheSizesPeriod) {
+      measured = now;
+      for (const runtime::RunnableCache* cache : reconciling_->caches.all()) {
+        metrics_.setCache(cache->cachedResource().resource, cache->cachedObjects(),
+                          cache->cachedHeapBytes());
       }
     }
-    resync.stop();
-    idleRelease.stop();
-    prerequisitePoll.cancel();
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          co_await queue.shutDownWithDrain();
-          co_await elector.release();
-          for (auto& s : servers) {
-            s->stop();
-          }
-          if (admission) {
-            admission->stop();
-          }
-          if (signals) {
-            signals->cancel();
-          }
-        },
-        supervisor.supervise("shutdown"));
+    return serve(request);
   };
-  supervisor.onFailure([&](const std::string&, const std::string&) {
-    exitCode = 1;
-    runtime::hardExitAfter(kFatalDrainDeadline, 1);
-    shutdown();
-  });
-  signals = std::make_unique<runtime::SignalHandler>(io.get_executor(), [&](int sig) {
+}
+
+bool Manager::serveProbesAndMetrics() {
+  try {
+    if (http::parseBindAddress(options_.healthProbeBindAddress)) {
+      auto s =
+          std::make_unique<http::HttpServer>(io_.get_executor(), options_.healthProbeBindAddress);
+      s->handle("/healthz", healthz_.handler());
+      s->handle("/readyz", readyz_.handler());
+      servers_.push_back(std::move(s));
+    }
+    if (http::parseBindAddress(options_.metricsBindAddress)) {
+      auto s = std::make_unique<http::HttpServer>(io_.get_executor(), options_.metricsBindAddress);
+      s->handle("/metrics", metricsEndpoint());
+      servers_.push_back(std::move(s));
+    }
+    for (auto& s : servers_) {
+      s->start();
+    }
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::error("cannot serve probes/metrics: {}", e.what());
+    return false;
+  }
+}
+
+std::vector<std::string> Manager::driverDeploymentNames() const {
+  std::vector<std::string> keys;
+  for (const Json* dd : reconciling_->caches.driverDeployments.list()) {
+    keys.push_back((*dd)["metadata"]["name"]);
+  }
+  return keys;
+}
+
+void Manager::start() {
+  signals_ = std::make_unique<runtime::SignalHandler>(io_.get_executor(), [this](int sig) {
     spdlog::info("signal {}: draining", sig);
     shutdown();
   });
+  asio::co_spawn(io_, startUp(), supervisor_.supervise("start-up"));
+}
 
-  // Every replica keeps warm caches (readiness, a fast take-over, the
-  // webhook's duplicate check); only the leader runs the workers that write.
-  const auto startInformers = [&]() -> asio::awaitable<void> {
-    for (runtime::RunnableCache* cache : ctl->caches.all()) {
-      asio::co_spawn(io, cache->run(),
-                     supervisor.supervise("informer for " + cache->cachedResource().resource));
+void Manager::shutdown() {
+  if (stopping_) {
+    return;
+  }
+  stopping_ = true;
+  if (reconciling_) {
+    for (runtime::RunnableCache* cache : reconciling_->caches.all()) {
+      cache->stop();
     }
-    while (!ctl->caches.synced() && !stopping) {
-      co_await sleepFor(std::chrono::milliseconds(50));
-    }
-    spdlog::info("caches synced: {} DriverDeployments", ctl->caches.driverDeployments.size());
-  };
-  const auto startWorkers = [&]() -> asio::awaitable<void> {
-    while (!ctl->caches.synced() && !stopping) {
-      co_await sleepFor(std::chrono::milliseconds(50));
-    }
-    if (stopping) {
-      co_return;
-    }
-    resync.start();
-    workers.start(io.get_executor(), options.workers, supervisor);
-    while (!stopping) {
-      prerequisitePoll.expires_after(controller::requeue::kPrerequisitesMissing);
-      boost::system::error_code ec;
-      co_await prerequisitePoll.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      if (stopping) {
-        break;
-      }
-      for (const std::string& name : co_await ctl->reconciler.prerequisitesAppeared()) {
-        queue.add(name);
-      }
-    }
-  };
-
+  }
+  resync_.stop();
+  idleRelease_.stop();
+  prerequisitePoll_.cancel();
   asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        try {
-          if (options.installCrds) {
-            co_await installCrds(*client, embedded::crdYaml());
-          }
-          const kube::ResourceRef* csiDriverApi =
-              co_await discoverCsiDriverApi(*client, options.installCrds);
-          ctl = std::make_unique<Controllers>(*client, *csiDriverApi, queue,
-                                              options.configPollPeriod, options.objectKinds);
-          if (options.webhookPort > 0) {
-            const std::string host = options.webhookHost.find(':') != std::string::npos
-                                         ? "[" + options.webhookHost + "]"
-                                         : options.webhookHost;
-            admission = std::make_unique<webhook::WebhookServer>(
-                io.get_executor(),
-                webhook::WebhookOptions{
-                    .bindAddress = host + ":" + std::to_string(options.webhookPort),
-                    .certDir = options.webhookCertDir,
-                    .log =
-                        [](std::string_view m) {
-                          // A failed handshake is the client's problem (e.g. an old CA).
-                          const bool handshake = m.find("handshake") != std::string_view::npos;
-                          spdlog::log(handshake ? spdlog::level::debug : spdlog::level::info,
-                                      "webhook: {}", m);
-                        },
-                    .observe =
-                        [&metrics](std::string_view outcome, double seconds) {
-                          metrics.observeReview(outcome, seconds);
-                        }},
-                clusterView(ctl->caches, options.driverNamespaces), kubeAuthority(*client),
-                [&ctl] { return ctl->caches.synced(); });
-            admission->start();
-            spdlog::info("admission webhook listening on port {} (certificates from {})",
-                         admission->port(), options.webhookCertDir);
-          }
-        } catch (const std::exception& e) {
-          spdlog::error("start-up: {}", e.what());
-          exitCode = 1;
-          shutdown();
-          co_return;
+      io_,
+      [this]() -> asio::awaitable<void> {
+        co_await queue_.shutDownWithDrain();
+        co_await elector_.release();
+        for (auto& s : servers_) {
+          s->stop();
         }
-        asio::co_spawn(io, startInformers(), supervisor.supervise("informers' start"));
-        if (!options.reconcile) {
-          co_return; // `csi-operator webhook`: caches and the webhook only
+        if (admission_) {
+          admission_->stop();
         }
-        if (!options.leaderElect) {
-          metrics.setLeader(true);
-          co_await startWorkers();
-          co_return;
+        if (signals_) {
+          signals_->cancel();
         }
-        co_await elector.run(
-            [&] {
-              metrics.setLeader(true);
-              asio::co_spawn(io, startWorkers(), supervisor.supervise("leader's work"));
-            },
-            [&] {
-              // Stop at once: nothing of this replica may write any more.
-              metrics.setLeader(false);
-              spdlog::error("leadership lost; exiting");
-              std::_Exit(1);
-            });
       },
-      supervisor.supervise("start-up"));
+      supervisor_.supervise("shutdown"));
+}
 
+std::unique_ptr<webhook::WebhookServer> Manager::makeWebhookServer() {
+  const std::string host = options_.webhookHost.find(':') != std::string::npos
+                               ? "[" + options_.webhookHost + "]"
+                               : options_.webhookHost;
+  return std::make_unique<webhook::WebhookServer>(
+      io_.get_executor(),
+      webhook::WebhookOptions{
+          .bindAddress = host + ":" + std::to_string(options_.webhookPort),
+          .certDir = options_.webhookCertDir,
+          .log = logWebhook,
+          .observe = [this](std::string_view outcome,
+                            double seconds) { metrics_.observeReview(outcome, seconds); }},
+      clusterView(reconciling_->caches, options_.driverNamespaces), kubeAuthority(client_),
+      [this] { return reconciling_->caches.synced(); });
+}
+
+asio::awaitable<void> Manager::startUp() {
+  try {
+    if (options_.installCrds) {
+      co_await installCrds(client_, embedded::crdYaml());
+    }
+    const kube::ResourceRef* csiDriverApi =
+        co_await discoverCsiDriverApi(client_, options_.installCrds);
+    reconciling_ = std::make_unique<Reconciling>(client_, *csiDriverApi, queue_,
+                                                 options_.configPollPeriod, options_.objectKinds);
+    if (options_.webhookPort > 0) {
+      admission_ = makeWebhookServer();
+      admission_->start();
+      spdlog::info("admission webhook listening on port {} (certificates from {})",
+                   admission_->port(), options_.webhookCertDir);
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("start-up: {}", e.what());
+    exitCode_ = 1;
+    shutdown();
+    co_return;
+  }
+  asio::co_spawn(io_, startInformers(), supervisor_.supervise("informers' start"));
+  if (!options_.reconcile) {
+    co_return; // `csi-operator webhook`: caches and the webhook only
+  }
+  co_await lead();
+}
+
+asio::awaitable<void> Manager::startInformers() {
+  for (runtime::RunnableCache* cache : reconciling_->caches.all()) {
+    asio::co_spawn(io_, cache->run(),
+                   supervisor_.supervise("informer for " + cache->cachedResource().resource));
+  }
+  while (!reconciling_->caches.synced() && !stopping_) {
+    co_await sleepFor(kSyncPoll);
+  }
+  spdlog::info("caches synced: {} DriverDeployments",
+               reconciling_->caches.driverDeployments.size());
+}
+
+asio::awaitable<void> Manager::lead() {
+  if (!options_.leaderElect) {
+    metrics_.setLeader(true);
+    co_await startWorkers();
+    co_return;
+  }
+  co_await elector_.run(
+      [this] {
+        metrics_.setLeader(true);
+        asio::co_spawn(io_, startWorkers(), supervisor_.supervise("leader's work"));
+      },
+      [this] {
+        // Stop at once: nothing of this replica may write any more.
+        metrics_.setLeader(false);
+        spdlog::error("leadership lost; exiting");
+        std::_Exit(1);
+      });
+}
+
+asio::awaitable<void> Manager::startWorkers() {
+  while (!reconciling_->caches.synced() && !stopping_) {
+    co_await sleepFor(kSyncPoll);
+  }
+  if (stopping_) {
+    co_return;
+  }
+  resync_.start();
+  workers_.start(io_.get_executor(), options_.workers, supervisor_);
+  while (!stopping_) {
+    prerequisitePoll_.expires_after(controller::requeue::kPrerequisitesMissing);
+    boost::system::error_code ec;
+    co_await prerequisitePoll_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (stopping_) {
+      break;
+    }
+    for (const std::string& name : co_await reconciling_->reconciler.prerequisitesAppeared()) {
+      queue_.add(name);
+    }
+  }
+}
+
+} // namespace
+
+int runManager(const ManagerOptions& options) {
+  asio::io_context io;
+  runtime::OperatorMetrics metrics;
+  const std::unique_ptr<kube::Client> client = connect(io, options, metrics);
+  if (!client) {
+    return 1;
+  }
+  Manager manager(io, options, *client, metrics);
+  if (!manager.serveProbesAndMetrics()) {
+    return 1;
+  }
+  manager.start();
   io.run();
-  return exitCode;
+  return manager.exitCode();
 }
 
 } // namespace csiop::app

@@ -1,4 +1,4 @@
-#include <csiop/runtime/controller.hpp>
+#include <csiop/runtime/workers.hpp>
 
 #include <chrono>
 #include <exception>
@@ -11,17 +11,17 @@ namespace csiop::runtime {
 
 namespace asio = boost::asio;
 
-Controller::Controller(WorkQueue& queue, OperatorMetrics& metrics, Reconcile reconcile)
+Workers::Workers(WorkQueue& queue, OperatorMetrics& metrics, Reconcile reconcile)
     : queue_(queue), metrics_(metrics), reconcile_(std::move(reconcile)) {}
 
-void Controller::start(const asio::any_io_executor& executor, int workers,
-                       TaskSupervisor& supervisor) {
+void Workers::start(const asio::any_io_executor& executor, int workers,
+                    TaskSupervisor& supervisor) {
   for (int i = 1; i <= workers; ++i) {
     asio::co_spawn(executor, worker(), supervisor.supervise("worker " + std::to_string(i)));
   }
 }
 
-asio::awaitable<void> Controller::worker() {
+asio::awaitable<void> Workers::worker() {
   using Outcome = ReconcileResult::Outcome;
   while (auto key = co_await queue_.get()) {
     const auto start = std::chrono::steady_clock::now();

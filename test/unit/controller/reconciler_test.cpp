@@ -18,7 +18,7 @@
 #include <csiop/controller/compare.hpp>
 #include <csiop/controller/reconciler.hpp>
 #include <csiop/render/render.hpp>
-#include <csiop/runtime/controller.hpp>
+#include <csiop/runtime/workers.hpp>
 #include <csiop/testsupport/manual_clock.hpp>
 
 #include "../runtime/test_util.hpp"
@@ -622,12 +622,12 @@ TEST_F(ReconcilerTest, ATooManyRequestsAnswerRequeuesNoSoonerThanItsRetryAfter) 
   runtime::OperatorMetrics metrics;
   runtime::TaskSupervisor supervisor;
   std::vector<ReconcileResult> results;
-  runtime::Controller workers(queue, metrics,
-                              [&](std::string name) -> asio::awaitable<ReconcileResult> {
-                                ReconcileResult result = co_await reconciler_.reconcile(name);
-                                results.push_back(result);
-                                co_return result;
-                              });
+  runtime::Workers workers(queue, metrics,
+                           [&](std::string name) -> asio::awaitable<ReconcileResult> {
+                             ReconcileResult result = co_await reconciler_.reconcile(name);
+                             results.push_back(result);
+                             co_return result;
+                           });
   workers.start(io_.get_executor(), 1, supervisor);
   queue.add("demo");
   ASSERT_TRUE(runUntil([&] { return results.size() == 1 && queue.numWaiting() == 1; }));

@@ -1,4 +1,4 @@
-// Controller: the worker loop on a real work queue, with a scripted reconcile: what each outcome
+// Workers: the worker loop on a real work queue, with a scripted reconcile: what each outcome
 // does to the key, that a key is never reconciled twice at once, that an exception is an Error,
 // that every reconcile is counted, that an Error waits as long as the server asked, and that an
 // exception out of the loop itself is the worker's supervisor's.
@@ -15,7 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <csiop/runtime/controller.hpp>
+#include <csiop/runtime/workers.hpp>
 #include <csiop/testsupport/manual_clock.hpp>
 
 #include "test_util.hpp"
@@ -33,12 +33,11 @@ double series(const OperatorMetrics& metrics, const std::string& name) {
   return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
 }
 
-class ControllerTest : public ::testing::Test {
+class WorkersTest : public ::testing::Test {
 protected:
-  ControllerTest()
-      : queue_(io_.get_executor()), controller_(queue_, metrics_, [this](std::string key) {
-          return reconcile(std::move(key));
-        }) {}
+  WorkersTest()
+      : queue_(io_.get_executor()),
+        workers_(queue_, metrics_, [this](std::string key) { return reconcile(std::move(key)); }) {}
 
   // Scripted: "done" converges; "requeue" asks to be looked at again twice, then converges;
   // "error" fails twice, then converges; "throw" throws once, then converges; "slow" takes
@@ -71,15 +70,15 @@ protected:
   WorkQueue queue_;
   OperatorMetrics metrics_;
   TaskSupervisor supervisor_;
-  Controller controller_;
+  Workers workers_;
   std::map<std::string, int> calls_, running_, maxRunning_;
   std::map<std::string, std::vector<int>> backoffSeen_; // the key's failures at each reconcile
 };
 
-TEST_F(ControllerTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
+TEST_F(WorkersTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
   int hooks = 0;
-  controller_.afterEach([&] { ++hooks; });
-  controller_.start(io_.get_executor(), 2, supervisor_);
+  workers_.afterEach([&] { ++hooks; });
+  workers_.start(io_.get_executor(), 2, supervisor_);
   for (const char* key : {"done", "requeue", "error", "throw"}) {
     queue_.add(key);
   }
@@ -105,8 +104,8 @@ TEST_F(ControllerTest, EachOutcomeDoesWhatItSaysAndEveryReconcileIsCounted) {
   queue_.shutdown();
 }
 
-TEST_F(ControllerTest, AKeyAddedWhileItIsReconciledWaitsForThatReconcile) {
-  controller_.start(io_.get_executor(), 4, supervisor_);
+TEST_F(WorkersTest, AKeyAddedWhileItIsReconciledWaitsForThatReconcile) {
+  workers_.start(io_.get_executor(), 4, supervisor_);
   queue_.add("slow");
   ASSERT_TRUE(runUntil([&] { return running_["slow"] == 1; }));
   queue_.add("slow"); // four idle workers, yet the key is in flight
@@ -115,8 +114,8 @@ TEST_F(ControllerTest, AKeyAddedWhileItIsReconciledWaitsForThatReconcile) {
   queue_.shutdown();
 }
 
-TEST_F(ControllerTest, WorkersEndWhenTheQueueShutsDown) {
-  controller_.start(io_.get_executor(), 3, supervisor_);
+TEST_F(WorkersTest, WorkersEndWhenTheQueueShutsDown) {
+  workers_.start(io_.get_executor(), 3, supervisor_);
   queue_.shutdown();
   io_.run_for(1s); // returns once nothing is left to run: every worker has ended
   EXPECT_TRUE(io_.stopped());
@@ -126,9 +125,9 @@ TEST_F(ControllerTest, WorkersEndWhenTheQueueShutsDown) {
 
 // Not a reconcile's failure (that is an Error) but the loop's own: the worker ends, and its
 // supervisor knows which and why.
-TEST_F(ControllerTest, AnExceptionOutOfTheLoopEndsTheWorkerAndIsItsSupervisorsFailure) {
-  controller_.afterEach([] { throw std::logic_error("the hook broke"); });
-  controller_.start(io_.get_executor(), 1, supervisor_);
+TEST_F(WorkersTest, AnExceptionOutOfTheLoopEndsTheWorkerAndIsItsSupervisorsFailure) {
+  workers_.afterEach([] { throw std::logic_error("the hook broke"); });
+  workers_.start(io_.get_executor(), 1, supervisor_);
   queue_.add("done");
   ASSERT_TRUE(runUntil([&] { return supervisor_.failed(); }));
   EXPECT_EQ(supervisor_.failure(), "worker 1 ended: the hook broke");
@@ -137,19 +136,19 @@ TEST_F(ControllerTest, AnExceptionOutOfTheLoopEndsTheWorkerAndIsItsSupervisorsFa
 
 // An Error whose server asked for a wait (Retry-After) longer than the key's backoff (5 ms) is
 // queued again after that wait; one that asked for nothing, after the backoff.
-TEST(ControllerRetryAfterTest, AnErrorWaitsAsLongAsTheServerAskedWhenThatIsLonger) {
+TEST(WorkersRetryAfterTest, AnErrorWaitsAsLongAsTheServerAskedWhenThatIsLonger) {
   asio::io_context io;
   testsupport::ManualClock clock(io);
   WorkQueue queue(io.get_executor(), clock);
   OperatorMetrics metrics;
   TaskSupervisor supervisor;
   std::map<std::string, int> calls;
-  Controller controller(queue, metrics, [&](std::string key) -> asio::awaitable<ReconcileResult> {
+  Workers workers(queue, metrics, [&](std::string key) -> asio::awaitable<ReconcileResult> {
     ++calls[key];
     co_return key == "throttled" ? ReconcileResult::error("429 TooManyRequests", 2s)
                                  : ReconcileResult::error("500 InternalError");
   });
-  controller.start(io.get_executor(), 1, supervisor);
+  workers.start(io.get_executor(), 1, supervisor);
   queue.add("throttled");
   queue.add("plain");
   clock.settle();

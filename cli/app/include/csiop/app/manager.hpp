@@ -1,5 +1,5 @@
 // The composition root of `csi-operator run` and `csi-operator webhook`: wires the client, the
-// caches, the work queue and its workers (runtime::Controller) around the reconciler, leader
+// caches, the work queue and its workers (runtime::Workers) around the reconciler, leader
 // election, the admission webhook, the probe/metrics server and signal handling, on one
 // single-threaded io_context. Nothing else includes both the controller and the webhook.
 #pragma once

@@ -1,4 +1,4 @@
-// What one reconcile of a key asks of the work queue (runtime/controller.hpp acts on it).
+// What one reconcile of a key asks of the work queue (runtime/workers.hpp acts on it).
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// The worker loop of a controller, as controller-runtime's: `workers` coroutines take keys from
+// The worker loop (controller-runtime calls it the controller): `workers` coroutines take keys from
 // the work queue (one reconcile per key at a time: the queue never hands out a key in flight)
 // and act on what each reconcile returns: Done resets the key's backoff, Requeue queues it again
 // after its delay, Error queues it with the key's exponential backoff, or after the wait the API
@@ -23,12 +23,12 @@
 
 namespace csiop::runtime {
 
-class Controller {
+class Workers {
 public:
   using Reconcile = std::function<boost::asio::awaitable<ReconcileResult>(std::string key)>;
 
   // `queue` and `metrics` must outlive the workers (they end once the queue is shut down).
-  Controller(WorkQueue& queue, OperatorMetrics& metrics, Reconcile reconcile);
+  Workers(WorkQueue& queue, OperatorMetrics& metrics, Reconcile reconcile);
 
   // Called after each reconcile, e.g. to refresh a gauge of what the caches hold.
   void afterEach(std::function<void()> hook) { afterEach_ = std::move(hook); }
