@@ -4,7 +4,7 @@
 
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/object_key.hpp>
 
 namespace csiop::controller {
 namespace {

@@ -15,7 +15,7 @@ bool inHead(std::string_view key) {
   return key == "apiVersion" || key == "kind" || key == "status";
 }
 
-// The metadata every pass reads (decisions.hpp: keyOf, ownedBy, madeFor, managed; the status:
+// The metadata every pass reads (keyOf, ownedBy, madeFor, managed; the status:
 // generation; deletions: uid), besides the operator's own labels and annotations.
 bool readByEveryPass(std::string_view key) {
   return key == "name" || key == "namespace" || key == "uid" || key == "generation" ||

@@ -4,7 +4,7 @@
 #include <set>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/unmanaged.hpp>
 
 namespace csiop::controller {
 namespace {

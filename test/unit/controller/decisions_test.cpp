@@ -1,10 +1,16 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/apply_waves.hpp>
+#include <csiop/controller/csi_driver_decision.hpp>
+#include <csiop/controller/object_key.hpp>
+#include <csiop/controller/ownership.hpp>
+#include <csiop/controller/pruning.hpp>
+#include <csiop/controller/unmanaged.hpp>
 
 namespace csiop::controller {
 namespace {
 
+using api::Json;
 using A = CSIDriverDecision::Action;
 
 Json j(const char* text) {

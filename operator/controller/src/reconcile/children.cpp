@@ -10,9 +10,12 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/controller/apply_waves.hpp>
 #include <csiop/controller/compare.hpp>
-#include <csiop/controller/decisions.hpp>
 #include <csiop/controller/field_ownership.hpp>
+#include <csiop/controller/object_key.hpp>
+#include <csiop/controller/ownership.hpp>
+#include <csiop/controller/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/concurrently.hpp>
 

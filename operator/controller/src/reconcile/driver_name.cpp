@@ -5,8 +5,10 @@
 #include <csiop/controller/reconciler.hpp>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/csi_driver_decision.hpp>
 #include <csiop/controller/field_ownership.hpp>
+#include <csiop/controller/ownership.hpp>
+#include <csiop/controller/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/render/render.hpp>
 

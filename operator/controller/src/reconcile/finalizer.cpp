@@ -10,7 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/apply_waves.hpp>
+#include <csiop/controller/object_key.hpp>
+#include <csiop/controller/ownership.hpp>
+#include <csiop/controller/pruning.hpp>
+#include <csiop/controller/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/render/render.hpp>
 #include <csiop/runtime/concurrently.hpp>

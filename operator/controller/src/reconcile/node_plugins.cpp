@@ -5,8 +5,9 @@
 #include <csiop/controller/reconciler.hpp>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
 #include <csiop/controller/node_rollout.hpp>
+#include <csiop/controller/ownership.hpp>
+#include <csiop/controller/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"

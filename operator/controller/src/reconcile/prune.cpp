@@ -5,7 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/object_key.hpp>
+#include <csiop/controller/pruning.hpp>
+#include <csiop/controller/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"

@@ -6,8 +6,10 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
 #include <csiop/controller/field_ownership.hpp>
+#include <csiop/controller/object_key.hpp>
+#include <csiop/controller/ownership.hpp>
+#include <csiop/controller/unmanaged.hpp>
 #include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"

@@ -10,7 +10,7 @@
 
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/types.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/csi_driver_decision.hpp>
 #include <csiop/controller/error_line.hpp>
 #include <csiop/controller/status.hpp>
 

@@ -3,7 +3,7 @@
 
 #include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/ownership.hpp>
 
 #include "reconcile_run.hpp"
 

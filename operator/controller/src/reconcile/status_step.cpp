@@ -5,7 +5,7 @@
 #include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/controller/compare.hpp>
-#include <csiop/controller/decisions.hpp>
+
 #include <csiop/controller/pod_problems.hpp>
 #include <csiop/kube/attempt.hpp>
 

@@ -25,7 +25,7 @@
 #include <csiop/api/defaults.hpp>
 #include <csiop/controller/applied_objects.hpp>
 #include <csiop/controller/caches.hpp>
-#include <csiop/controller/decisions.hpp>
+#include <csiop/controller/csi_driver_decision.hpp>
 #include <csiop/controller/error_line.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/controller/volume_usage.hpp>

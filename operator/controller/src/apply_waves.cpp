@@ -1,0 +1,16 @@
+#include <csiop/controller/apply_waves.hpp>
+
+namespace csiop::controller {
+
+int applyWave(const std::string& kind, bool serviceAccountsExist) {
+  if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
+    return 1;
+  }
+  return isWorkload(kind) && !serviceAccountsExist ? 1 : 0;
+}
+
+bool isWorkload(const std::string& kind) {
+  return kind == "DaemonSet" || kind == "Deployment" || kind == "StatefulSet";
+}
+
+} // namespace csiop::controller
