@@ -255,15 +255,17 @@ EffectiveCSIDriver csiDriver(const std::optional<CSIDriverSpec>& spec) {
   return out;
 }
 
-EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry) {
-  const NodeSpec n = spec.node ? *spec.node : NodeSpec{};
-  EffectiveNode out;
-  out.kubeletDir = kubeletDirOf(spec);
+// Resolves into `out` what every node plugin has, but its kubeletDir (whose default and form
+// are its OS's). `hostNetwork`: the pod's, as its OS decides; `driverBase`: what its driver
+// container takes from spec.driver.
+void nodePlugin(const NodePluginSpec& n, const std::optional<bool>& hostNetwork,
+                const DriverContainer& driverBase, const std::string& registry,
+                EffectiveNodePlugin& out) {
   out.updateStrategy = orNull(n.updateStrategy);
   out.nodeSelector = orDefault(n.nodeSelector, {});
   out.tolerations = orDefault(n.tolerations, defaults::nodeTolerations());
   out.affinity = orNull(n.affinity);
-  out.pod = pod(n.pod, n.hostNetwork, n.priorityClassName, defaults::kNodePriorityClass);
+  out.pod = pod(n.pod, hostNetwork, n.priorityClassName, defaults::kNodePriorityClass);
   out.registrar = container(n.registrar, Component::NodeDriverRegistrar, registry, n.resources);
   out.registrarHttp = n.registrar ? endpoint(n.registrar->httpEndpoint, n.registrar->httpPort,
                                              defaults::kRegistrarPort)
@@ -271,6 +273,15 @@ EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry
   out.registrarProbe = sidecarProbe(n.registrar ? n.registrar->livenessProbe : std::nullopt,
                                     defaults::registrarProbe());
   out.livenessProbe = probe(n.livenessProbe, registry, n.resources);
+  out.driver = driver(driverBase, n.driver, n.resources);
+  out.podTemplatePatch = orNull(n.podTemplatePatch);
+}
+
+EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry) {
+  const NodeSpec n = spec.node ? *spec.node : NodeSpec{};
+  EffectiveNode out;
+  nodePlugin(n, n.hostNetwork, spec.driver, registry, out);
+  out.kubeletDir = kubeletDirOf(spec);
   if (n.provisioner && n.provisioner->enabled.value_or(false)) {
     const NodeProvisioner& p = *n.provisioner;
     EffectiveNodeProvisioner np;
@@ -283,24 +294,20 @@ EffectiveNode node(const DriverDeploymentSpec& spec, const std::string& registry
     np.maxDelay = p.maxDelay;
     out.provisioner = std::move(np);
   }
-  out.driver = driver(spec.driver, n.driver, n.resources);
   out.rbacRules = orDefault(n.rbacRules, Json::array());
   out.namespacedRbacRules = orDefault(n.namespacedRbacRules, Json::array());
   out.serviceAccount = orDefault(n.serviceAccount, {});
-  out.podTemplatePatch = orNull(n.podTemplatePatch);
   return out;
 }
 
 // Windows containers have no Linux capabilities, privilege or read-only root filesystem: the
-// API server refuses those fields in a pod for Windows. The sidecars run with none.
-EffectiveContainer windowsContainer(const std::optional<Registrar>& r, Component component,
-                                    const std::string& registry,
-                                    const std::optional<Json>& podResources) {
-  EffectiveContainer out = container(r, component, registry, podResources);
-  if (!r || !r->container.securityContext) {
+// API server refuses those fields in a pod for Windows. A sidecar runs with none unless the
+// user gives its securityContext.
+template <class Settings>
+void withoutDefaultSecurity(const std::optional<Settings>& spec, EffectiveContainer& out) {
+  if (!spec || !spec->container.securityContext) {
     out.securityContext = Json();
   }
-  return out;
 }
 
 std::optional<EffectiveWindowsNode> windowsNode(const DriverDeploymentSpec& spec,
@@ -311,33 +318,18 @@ std::optional<EffectiveWindowsNode> windowsNode(const DriverDeploymentSpec& spec
   const WindowsNodeSpec& w = *spec.windowsNode;
   EffectiveWindowsNode out;
   out.hostProcess = w.hostProcess.value_or(false);
+  // A HostProcess pod is on the host's network, always.
+  nodePlugin(w, out.hostProcess ? std::optional<bool>(true) : std::nullopt,
+             windowsDriverBase(spec.driver), registry, out);
   out.kubeletDir = orDefault(w.kubeletDir, std::string(defaults::kWindowsKubeletDir));
   while (out.kubeletDir.size() > 3 &&
          (out.kubeletDir.back() == '\\' || out.kubeletDir.back() == '/')) {
     out.kubeletDir.pop_back();
   }
   out.csiProxyPipes = orDefault(w.csiProxyPipes, {});
-  out.updateStrategy = orNull(w.updateStrategy);
-  out.nodeSelector = orDefault(w.nodeSelector, {});
   out.nodeSelector["kubernetes.io/os"] = "windows";
-  out.tolerations = orDefault(w.tolerations, defaults::nodeTolerations());
-  out.affinity = orNull(w.affinity);
-  // A HostProcess pod is on the host's network, always.
-  out.pod = pod(w.pod, out.hostProcess ? std::optional<bool>(true) : std::nullopt,
-                w.priorityClassName, defaults::kNodePriorityClass);
-  out.registrar =
-      windowsContainer(w.registrar, Component::NodeDriverRegistrar, registry, w.resources);
-  out.registrarHttp = w.registrar ? endpoint(w.registrar->httpEndpoint, w.registrar->httpPort,
-                                             defaults::kRegistrarPort)
-                                  : endpoint(std::nullopt, std::nullopt, defaults::kRegistrarPort);
-  out.registrarProbe = sidecarProbe(w.registrar ? w.registrar->livenessProbe : std::nullopt,
-                                    defaults::registrarProbe());
-  out.livenessProbe = probe(w.livenessProbe, registry, w.resources);
-  if (!w.livenessProbe || !w.livenessProbe->container.securityContext) {
-    out.livenessProbe.container.securityContext = Json();
-  }
-  out.driver = driver(windowsDriverBase(spec.driver), w.driver, w.resources);
-  out.podTemplatePatch = orNull(w.podTemplatePatch);
+  withoutDefaultSecurity(w.registrar, out.registrar);
+  withoutDefaultSecurity(w.livenessProbe, out.livenessProbe.container);
   return out;
 }
 

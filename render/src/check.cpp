@@ -6,7 +6,7 @@
 #include <csiop/render/render.hpp>
 
 #include "containers.hpp"
-#include "windows_containers.hpp"
+#include "node_layouts.hpp"
 #include "workloads.hpp"
 
 namespace csiop::render {

@@ -35,6 +35,15 @@ Json sidecarBase(const char* name, const api::EffectiveContainer& settings) {
   return containerHead(name, settings.image, settings.imagePullPolicy, settings.command);
 }
 
+Json sidecarHead(const char* name, const api::EffectiveContainer& settings,
+                 const SocketAccess& socket, const char* hostProcessBinary) {
+  Json c = sidecarBase(name, settings);
+  if (socket.hostProcess && !settings.command) {
+    c["command"] = Json::array({hostProcessBinary});
+  }
+  return c;
+}
+
 void setEnv(Json& c, const api::EffectiveContainer& settings, Json env) {
   for (const auto& v : settings.env) {
     env.push_back(v);
@@ -112,6 +121,24 @@ Json driverContainerBase(const api::EffectiveDriver& d, const api::EffectiveProb
     if (!value->is_null()) {
       c[field] = *value;
     }
+  }
+  return c;
+}
+
+Json driverContainer(const api::EffectiveDriver& d, const api::EffectiveProbe& probe,
+                     const std::string& endpoint, const Json& fallbackSecurity, Json mounts) {
+  Json c = driverContainerBase(d, probe, endpoint);
+  if (!d.securityContext.is_null()) {
+    c["securityContext"] = d.securityContext;
+  } else if (!fallbackSecurity.is_null()) {
+    c["securityContext"] = fallbackSecurity;
+  }
+  setResources(c, d.resources);
+  for (const auto& m : d.volumeMounts) {
+    mounts.push_back(m);
+  }
+  if (!mounts.empty()) {
+    c["volumeMounts"] = std::move(mounts);
   }
   return c;
 }

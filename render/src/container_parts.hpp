@@ -18,6 +18,19 @@ void setResources(Json& c, const Json& resources);
 Json containerHead(const char* name, const std::string& image, const std::string& pullPolicy,
                    const std::optional<std::vector<std::string>>& command);
 Json sidecarBase(const char* name, const api::EffectiveContainer& settings);
+
+// How a sidecar reaches the driver's socket in its pod.
+struct SocketAccess {
+  std::string address; // its --csi-address
+  Json mount;          // of the socket's directory; null: none
+  // A Windows HostProcess container: it sees the host's paths without mounts, and starts its
+  // command on the host, where the image's entrypoint path means nothing.
+  bool hostProcess = false;
+};
+// sidecarBase; in a HostProcess container the command names `hostProcessBinary` (it is on the
+// PATH of the container's sandbox) unless the user gives one.
+Json sidecarHead(const char* name, const api::EffectiveContainer& settings,
+                 const SocketAccess& socket, const char* hostProcessBinary);
 // A sidecar's env: the generated variables, then the user's.
 void setEnv(Json& c, const api::EffectiveContainer& settings, Json env);
 // The securityContext (if any) and resources of a sidecar.
@@ -33,6 +46,11 @@ Json tcpPort(const char* name, std::int32_t port);
 // livenessprobe's endpoint, the readiness and startup probes. Its pod adds the rest.
 Json driverContainerBase(const api::EffectiveDriver& d, const api::EffectiveProbe& probe,
                          const std::string& endpoint);
+// The whole driver container: driverContainerBase, its securityContext (its own, else
+// `fallbackSecurity` unless null), resources, and volumeMounts: the pod's `mounts`, then its own
+// (none: no volumeMounts).
+Json driverContainer(const api::EffectiveDriver& d, const api::EffectiveProbe& probe,
+                     const std::string& endpoint, const Json& fallbackSecurity, Json mounts);
 // A sidecar's livenessProbe on its own endpoint.
 Json sidecarProbe(const char* path, const api::HttpEndpoint& endpoint, const char* port,
                   const api::EffectiveSidecarProbe& timings);

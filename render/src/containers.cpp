@@ -6,8 +6,6 @@
 
 #include <csiop/api/json_access.hpp>
 
-#include "container_parts.hpp"
-
 namespace csiop::render {
 namespace {
 
@@ -38,70 +36,21 @@ Json socketMount() {
   return Json{{"name", "socket-dir"}, {"mountPath", kSocketDir}};
 }
 
-Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
-                     const api::EffectiveProbe& probe, bool nodePlugin) {
-  Json c = driverContainerBase(d, probe, std::string("unix://") + kSocketPath);
-  if (!d.securityContext.is_null()) {
-    c["securityContext"] = d.securityContext;
-  } else if (nodePlugin) {
-    // Mounts with Bidirectional propagation need a privileged container.
-    c["securityContext"] = Json{{"privileged", true}};
-  }
-  setResources(c, d.resources);
-  Json mounts = Json::array({socketMount()});
-  if (nodePlugin) {
-    const std::string& k = e.node.kubeletDir;
-    mounts.push_back(Json{{"name", "mountpoint-dir"},
-                          {"mountPath", k + "/pods"},
-                          {"mountPropagation", "Bidirectional"}});
-    mounts.push_back(Json{{"name", "plugins-dir"},
-                          {"mountPath", k + "/plugins"},
-                          {"mountPropagation", "Bidirectional"}});
-    mounts.push_back(Json{{"name", "dev-dir"}, {"mountPath", "/dev"}});
-  }
-  for (const auto& m : d.volumeMounts) {
-    mounts.push_back(m);
-  }
-  c["volumeMounts"] = std::move(mounts);
-  return c;
+SocketAccess linuxSocket() {
+  return SocketAccess{kSocketPath, socketMount(), false};
 }
 
-Json registrarContainer(const Effective& e) {
-  const auto& n = e.node;
-  Json c = sidecarBase("node-driver-registrar", n.registrar);
-  Json args = Json::array(
-      {std::string("--csi-address=") + kSocketPath,
-       "--kubelet-registration-path=" + n.kubeletDir + "/plugins/" + e.driverName + "/csi.sock"});
-  if (n.registrarHttp.enabled) {
-    args.push_back("--http-endpoint=" + n.registrarHttp.flag());
-  }
-  for (const auto& a : n.registrar.extraArgs) {
-    args.push_back(a);
-  }
-  c["args"] = std::move(args);
-  setEnv(c, n.registrar, Json::array());
-  if (n.registrarHttp.enabled) {
-    c["ports"] = Json::array({tcpPort("registrar", n.registrarHttp.port)});
-    if (n.registrarProbe.enabled) {
-      c["livenessProbe"] = sidecarProbe("/healthz", n.registrarHttp, "registrar", n.registrarProbe);
-    }
-  }
-  setSecurityAndResources(c, n.registrar);
-  c["volumeMounts"] = Json::array(
-      {socketMount(), Json{{"name", "registration-dir"}, {"mountPath", "/registration"}}});
-  return c;
-}
-
-Json livenessContainer(const api::EffectiveProbe& probe) {
-  Json c = sidecarBase("liveness-probe", probe.container);
+Json livenessContainer(const api::EffectiveProbe& probe, const SocketAccess& socket) {
+  Json c = sidecarHead("liveness-probe", probe.container, socket, "livenessprobe.exe");
   // --http-endpoint, not the deprecated --health-port (which binds every interface and,
   // given beside --http-endpoint, makes livenessprobe exit).
-  c["args"] =
-      argsOf({std::string("--csi-address=") + kSocketPath, "--http-endpoint=" + probe.http.flag()},
-             probe.container.extraArgs);
+  c["args"] = argsOf({"--csi-address=" + socket.address, "--http-endpoint=" + probe.http.flag()},
+                     probe.container.extraArgs);
   setEnv(c, probe.container, Json::array());
   setSecurityAndResources(c, probe.container);
-  c["volumeMounts"] = Json::array({socketMount()});
+  if (!socket.mount.is_null()) {
+    c["volumeMounts"] = Json::array({socket.mount});
+  }
   return c;
 }
 

@@ -3,18 +3,18 @@
 
 #include <string>
 
-#include "meta.hpp"
+#include "container_parts.hpp"
 
 namespace csiop::render {
 
 inline constexpr const char* kSocketDir = "/csi";
 inline constexpr const char* kSocketPath = "/csi/csi.sock";
+inline constexpr const char* kSocketEndpoint = "unix:///csi/csi.sock"; // the driver's
 
-// The CSI driver; `nodePlugin` adds the node mounts and the node defaults.
-Json driverContainer(const Effective& e, const api::EffectiveDriver& d,
-                     const api::EffectiveProbe& probe, bool nodePlugin);
-Json registrarContainer(const Effective& e);
-Json livenessContainer(const api::EffectiveProbe& probe);
+// The driver's socket in a Linux pod: kSocketPath, in the socket-dir volume.
+SocketAccess linuxSocket();
+// The livenessprobe sidecar, beside the driver of a node plugin or controller pod.
+Json livenessContainer(const api::EffectiveProbe& probe, const SocketAccess& socket);
 // A controller sidecar, in the controller pod or (placement NodePlugin) the node plugin's.
 // Every sidecar runs with its own securityContext (unprivileged by default), whatever the
 // driver's: on SELinux hosts that enforce, a sidecar may need seLinuxOptions type spc_t

@@ -3,15 +3,11 @@
 #include <algorithm>
 
 #include "containers.hpp"
+#include "node_layouts.hpp"
 #include "patch.hpp"
-#include "windows_containers.hpp"
 
 namespace csiop::render {
 namespace {
-
-Json hostPath(const char* name, const std::string& path, const char* type) {
-  return Json{{"name", name}, {"hostPath", {{"path", path}, {"type", type}}}};
-}
 
 // Linux nodes only, unless the user chose the nodes.
 Json nodeSelector(const api::StringMap& chosen) {
@@ -84,6 +80,64 @@ Json podTemplate(const Effective& e, const char* componentName, const api::Effec
   return tmpl;
 }
 
+// What a node plugin's DaemonSet has from its OS, beside its pod's layout.
+struct NodePluginWorkload {
+  std::string name; // of the DaemonSet
+  const char* component;
+  Json podSpec;          // the pod spec's fields before the ones every node plugin has
+  api::EffectivePod pod; // as the pod spec has it
+  Json sidecars;         // the operator's containers after the livenessprobe
+  Json updateStrategy;   // null: the server's default
+};
+
+Json nodePluginDaemonSet(const Effective& e, const api::EffectiveNodePlugin& n,
+                         const NodePluginLayout& layout, NodePluginWorkload workload) {
+  Json spec = std::move(workload.podSpec);
+  commonPodFields(spec, workload.pod);
+  spec["nodeSelector"] = nodeSelector(n.nodeSelector);
+  if (!n.tolerations.empty()) {
+    spec["tolerations"] = n.tolerations;
+  }
+  if (!n.affinity.is_null()) {
+    spec["affinity"] = n.affinity;
+  }
+  imagePullSecrets(spec, e);
+  Json own = nodePluginContainers(n, layout);
+  for (auto& c : workload.sidecars) {
+    own.push_back(std::move(c));
+  }
+  containers(spec, std::move(own), workload.pod);
+  spec["volumes"] = nodePluginVolumes(n, layout);
+
+  Json ds = object(e, "apps/v1", "DaemonSet", workload.name, e.namespace_, workload.component);
+  Json dsSpec = Json::object();
+  dsSpec["selector"] = Json{{"matchLabels", selectorLabels(e, workload.component)}};
+  if (!workload.updateStrategy.is_null()) {
+    dsSpec["updateStrategy"] = std::move(workload.updateStrategy);
+  }
+  dsSpec["template"] = podTemplate(e, workload.component, workload.pod, n.driver.name,
+                                   std::move(spec), n.podTemplatePatch);
+  ds["spec"] = std::move(dsSpec);
+  return ds;
+}
+
+// Every container of a HostProcess pod runs on the host, as SYSTEM unless the user names another.
+api::EffectivePod hostProcessPod(api::EffectivePod pod) {
+  Json& context = pod.securityContext;
+  if (!context.is_object()) {
+    context = Json::object();
+  }
+  Json& options = context["windowsOptions"];
+  if (!options.is_object()) {
+    options = Json::object();
+  }
+  options["hostProcess"] = true;
+  if (!options.contains("runAsUserName")) {
+    options["runAsUserName"] = "NT AUTHORITY\\SYSTEM";
+  }
+  return pod;
+}
+
 } // namespace
 
 Json renderNodeDaemonSet(const Effective& e) {
@@ -95,60 +149,31 @@ Json renderNodeDaemonSet(const Effective& e) {
   // if the controller sidecars or a node-local provisioner run in it.
   spec["automountServiceAccountToken"] = !n.rbacRules.empty() || !n.namespacedRbacRules.empty() ||
                                          withController || n.provisioner.has_value();
-  commonPodFields(spec, n.pod);
-  spec["nodeSelector"] = nodeSelector(n.nodeSelector);
-  if (!n.tolerations.empty()) {
-    spec["tolerations"] = n.tolerations;
-  }
-  if (!n.affinity.is_null()) {
-    spec["affinity"] = n.affinity;
-  }
-  imagePullSecrets(spec, e);
-  Json own =
-      Json::array({driverContainer(e, n.driver, n.livenessProbe, true), registrarContainer(e)});
-  if (n.livenessProbe.enabled) {
-    own.push_back(livenessContainer(n.livenessProbe));
-  }
+  Json sidecars = Json::array();
   if (n.provisioner) {
-    own.push_back(nodeProvisionerContainer(e, *n.provisioner));
+    sidecars.push_back(nodeProvisionerContainer(e, *n.provisioner));
   }
   if (withController) {
     // One driver process per node serves both CSI services (drivers that keep their
     // volumes in memory need that), and the sidecars reach it on the node's socket.
     for (const auto& s : e.controller->sidecars) {
       if (s.enabled) {
-        own.push_back(sidecarContainer(e, s));
+        sidecars.push_back(sidecarContainer(e, s));
       }
     }
   }
-  containers(spec, std::move(own), n.pod);
-  const std::string& k = n.kubeletDir;
-  Json volumes = Json::array({
-      hostPath("socket-dir", k + "/plugins/" + e.driverName, "DirectoryOrCreate"),
-      hostPath("registration-dir", k + "/plugins_registry", "Directory"),
-      hostPath("mountpoint-dir", k + "/pods", "DirectoryOrCreate"),
-      hostPath("plugins-dir", k + "/plugins", "Directory"),
-      hostPath("dev-dir", "/dev", "Directory"),
-  });
-  for (const auto& v : n.driver.volumes) {
-    volumes.push_back(v);
-  }
-  spec["volumes"] = std::move(volumes);
-
-  Json ds = object(e, "apps/v1", "DaemonSet", nodeName(e), e.namespace_, component::kNode);
-  Json dsSpec = Json::object();
-  dsSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kNode)}};
-  if (n.updateStrategy.is_object() &&
-      n.updateStrategy.value("type", Json()) == "WhenVolumesUnused") {
+  Json strategy = n.updateStrategy;
+  if (strategy.is_object() && strategy.value("type", Json()) == "WhenVolumesUnused") {
     // The operator replaces the pods itself, node by node, where no volume is in use.
-    dsSpec["updateStrategy"] = Json{{"type", "OnDelete"}};
-  } else if (!n.updateStrategy.is_null()) {
-    dsSpec["updateStrategy"] = n.updateStrategy;
+    strategy = Json{{"type", "OnDelete"}};
   }
-  dsSpec["template"] =
-      podTemplate(e, component::kNode, n.pod, n.driver.name, std::move(spec), n.podTemplatePatch);
-  ds["spec"] = std::move(dsSpec);
-  return ds;
+  return nodePluginDaemonSet(e, n, linuxNodeLayout(e),
+                             {.name = nodeName(e),
+                              .component = component::kNode,
+                              .podSpec = std::move(spec),
+                              .pod = n.pod,
+                              .sidecars = std::move(sidecars),
+                              .updateStrategy = std::move(strategy)});
 }
 
 Json renderWindowsNodeDaemonSet(const Effective& e) {
@@ -159,49 +184,13 @@ Json renderWindowsNodeDaemonSet(const Effective& e) {
   spec["serviceAccountName"] = nodeName(e); // the node plugin's: the same driver, the same rules
   spec["automountServiceAccountToken"] =
       !e.node.rbacRules.empty() || !e.node.namespacedRbacRules.empty();
-  api::EffectivePod pod = w.pod;
-  if (w.hostProcess) {
-    // Every container of the pod runs on the host, as SYSTEM unless the user names another.
-    Json& context = pod.securityContext;
-    if (!context.is_object()) {
-      context = Json::object();
-    }
-    Json& options = context["windowsOptions"];
-    if (!options.is_object()) {
-      options = Json::object();
-    }
-    options["hostProcess"] = true;
-    if (!options.contains("runAsUserName")) {
-      options["runAsUserName"] = "NT AUTHORITY\\SYSTEM";
-    }
-  }
-  commonPodFields(spec, pod);
-  spec["nodeSelector"] = nodeSelector(w.nodeSelector);
-  if (!w.tolerations.empty()) {
-    spec["tolerations"] = w.tolerations;
-  }
-  if (!w.affinity.is_null()) {
-    spec["affinity"] = w.affinity;
-  }
-  imagePullSecrets(spec, e);
-  Json own = Json::array({windowsDriverContainer(e), windowsRegistrarContainer(e)});
-  if (w.livenessProbe.enabled) {
-    own.push_back(windowsLivenessContainer(e));
-  }
-  containers(spec, std::move(own), w.pod);
-  spec["volumes"] = windowsNodeVolumes(e);
-
-  Json ds =
-      object(e, "apps/v1", "DaemonSet", windowsNodeName(e), e.namespace_, component::kWindowsNode);
-  Json dsSpec = Json::object();
-  dsSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kWindowsNode)}};
-  if (!w.updateStrategy.is_null()) {
-    dsSpec["updateStrategy"] = w.updateStrategy;
-  }
-  dsSpec["template"] = podTemplate(e, component::kWindowsNode, w.pod, w.driver.name,
-                                   std::move(spec), w.podTemplatePatch);
-  ds["spec"] = std::move(dsSpec);
-  return ds;
+  return nodePluginDaemonSet(e, w, windowsNodeLayout(e),
+                             {.name = windowsNodeName(e),
+                              .component = component::kWindowsNode,
+                              .podSpec = std::move(spec),
+                              .pod = w.hostProcess ? hostProcessPod(w.pod) : w.pod,
+                              .sidecars = Json::array(),
+                              .updateStrategy = w.updateStrategy});
 }
 
 Json renderControllerWorkload(const Effective& e) {
@@ -230,14 +219,15 @@ Json renderControllerWorkload(const Effective& e) {
     spec["topologySpreadConstraints"] = c.topologySpreadConstraints;
   }
   imagePullSecrets(spec, e);
-  Json own = Json::array({driverContainer(e, c.driver, c.livenessProbe, false)});
+  Json own = Json::array({driverContainer(c.driver, c.livenessProbe, kSocketEndpoint, Json(),
+                                          Json::array({socketMount()}))});
   for (const auto& s : c.sidecars) {
     if (s.enabled) {
       own.push_back(sidecarContainer(e, s));
     }
   }
   if (c.livenessProbe.enabled) {
-    own.push_back(livenessContainer(c.livenessProbe));
+    own.push_back(livenessContainer(c.livenessProbe, linuxSocket()));
   }
   containers(spec, std::move(own), c.pod);
   Json volumes = Json::array({Json{{"name", "socket-dir"}, {"emptyDir", Json::object()}}});

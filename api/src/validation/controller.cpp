@@ -186,13 +186,7 @@ Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& no
   if (inNodePlugin) {
     return reserved; // no pod, probe or driver container of its own
   }
-  const LivenessProbe probe = c.livenessProbe.value_or(LivenessProbe{});
-  if (probe.enabled.value_or(true)) {
-    livenessProbe(v, p + ".livenessProbe", probe);
-    reservePort(v, reserved, p + ".livenessProbe", probe.httpEndpoint, "port",
-                v.httpEndpoint(p + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
-                               defaults::kLivenessPort, false, hostNetwork, hostNetworkPath));
-  }
+  livenessSidecar(v, reserved, p + ".livenessProbe", c.livenessProbe, hostNetwork, hostNetworkPath);
   const auto volumes =
       driverInPod(v, spec, c.driver, p + ".driver", kControllerVolumes, {"/csi"}, reserved);
   podContainers(v, p, c.pod, volumes, driverName(spec, c.driver));

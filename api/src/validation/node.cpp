@@ -1,7 +1,5 @@
 #include "sections.hpp"
 
-#include <algorithm>
-
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/formats.hpp>
 #include <csiop/api/json_access.hpp>
@@ -20,44 +18,7 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
       v.add(invalid(p + ".kubeletDir", d, "must not contain '..', ':' or whitespace"));
     }
   }
-  if (n.updateStrategy) {
-    if (!n.updateStrategy->is_object()) {
-      v.add(invalid(p + ".updateStrategy", *n.updateStrategy, "must be a DaemonSetUpdateStrategy"));
-    } else if (n.updateStrategy->contains("type")) {
-      const auto& t = (*n.updateStrategy)["type"];
-      v.oneOf(p + ".updateStrategy.type", t.is_string() ? t.get<std::string>() : "",
-              {"OnDelete", "RollingUpdate", "WhenVolumesUnused"});
-    }
-    if (n.updateStrategy->is_object() && n.updateStrategy->contains("whenVolumesUnused") &&
-        n.updateStrategy->value("type", Json()) != "WhenVolumesUnused") {
-      v.add(forbidden(p + ".updateStrategy.whenVolumesUnused",
-                      "may only be set with type WhenVolumesUnused"));
-    }
-    v.rollingUpdate(p + ".updateStrategy", n.updateStrategy);
-    if (n.updateStrategy->is_object()) {
-      const Json params = n.updateStrategy->value("whenVolumesUnused", Json::object());
-      const Json max = params.is_object() ? params.value("maxUnavailable", Json()) : Json();
-      const std::string text = max.is_string() ? max.get<std::string>() : "";
-      const bool percent =
-          text.size() >= 2 && text.size() <= 4 && text.back() == '%' &&
-          std::all_of(text.begin(), text.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
-      const bool count = max.is_number_integer() && max.get<std::int64_t>() >= 1 &&
-                         max.get<std::int64_t>() <= 1000000;
-      if (!max.is_null() && !percent && !count) {
-        v.add(invalid(p + ".updateStrategy.whenVolumesUnused.maxUnavailable", max,
-                      "must be a number of nodes (at least 1) or a percentage such as \"10%\""));
-      }
-    }
-  }
-  if (n.nodeSelector) {
-    v.labels(p + ".nodeSelector", *n.nodeSelector, true);
-  }
-  v.tolerations(p + ".tolerations", n.tolerations);
-  v.object(p + ".affinity", n.affinity, "an Affinity object");
-  v.priorityClass(p + ".priorityClassName", n.priorityClassName);
-  v.resources(p + ".resources", n.resources);
-  v.container(p + ".registrar", n.registrar);
-  v.container(p + ".livenessProbe", n.livenessProbe);
+  nodePlugin(v, p, n, {.whenVolumesUnused = true});
   v.container(p + ".provisioner", n.provisioner);
   v.rbacRules(p + ".rbacRules", n.rbacRules);
   v.rbacRules(p + ".namespacedRbacRules", n.namespacedRbacRules);
@@ -68,8 +29,7 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
   v.podSettings(p, n.pod);
 
   const bool hostNetwork = n.hostNetwork.value_or(false);
-  Ports reserved =
-      nodeSidecarPorts(v, p, n.registrar, n.livenessProbe, hostNetwork, p + ".hostNetwork");
+  Ports reserved = nodeSidecarPorts(v, p, n, hostNetwork, p + ".hostNetwork");
   if (n.provisioner && n.provisioner->enabled.value_or(false)) {
     const NodeProvisioner& np = *n.provisioner;
     const std::string pp = p + ".provisioner";

@@ -32,23 +32,16 @@ void reservePort(Validator& v, Ports& reserved, const std::string& path,
   reserved[endpoint.port] = field;
 }
 
-Ports nodeSidecarPorts(Validator& v, const std::string& path,
-                       const std::optional<Registrar>& registrar,
-                       const std::optional<LivenessProbe>& liveness, bool hostNetwork,
-                       const std::string& hostNetworkPath) {
-  Ports reserved;
-  const Registrar r = registrar.value_or(Registrar{});
-  reservePort(v, reserved, path + ".registrar", r.httpEndpoint, "httpPort",
-              v.httpEndpoint(path + ".registrar", r.httpEndpoint, r.httpPort, "httpPort",
-                             defaults::kRegistrarPort, true, hostNetwork, hostNetworkPath));
+void livenessSidecar(Validator& v, Ports& reserved, const std::string& path,
+                     const std::optional<LivenessProbe>& liveness, bool hostNetwork,
+                     const std::string& hostNetworkPath) {
   const LivenessProbe probe = liveness.value_or(LivenessProbe{});
   if (probe.enabled.value_or(true)) {
-    livenessProbe(v, path + ".livenessProbe", probe);
-    reservePort(v, reserved, path + ".livenessProbe", probe.httpEndpoint, "port",
-                v.httpEndpoint(path + ".livenessProbe", probe.httpEndpoint, probe.port, "port",
+    livenessProbe(v, path, probe);
+    reservePort(v, reserved, path, probe.httpEndpoint, "port",
+                v.httpEndpoint(path, probe.httpEndpoint, probe.port, "port",
                                defaults::kLivenessPort, false, hostNetwork, hostNetworkPath));
   }
-  return reserved;
 }
 
 void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& probe) {

@@ -64,13 +64,28 @@ void reservePort(Validator& v, Ports& reserved, const std::string& path,
                  const std::optional<std::string>& text, const char* portField,
                  const HttpEndpoint& endpoint);
 
+// What the node plugins' shared fields may hold on each OS.
+struct NodePluginRules {
+  bool whenVolumesUnused = false; // the operator's own updateStrategy type is allowed
+  const char* os = nullptr;       // the only kubernetes.io/os its nodeSelector may name
+};
+
+// The fields every node plugin has (`path`: spec.node or spec.windowsNode), from updateStrategy
+// to livenessProbe, in the schema's order.
+void nodePlugin(Validator& v, const std::string& path, const NodePluginSpec& n,
+                const NodePluginRules& rules);
+
 // The endpoints of a node plugin pod's registrar and livenessprobe (`path`: spec.node or
 // spec.windowsNode; loopback endpoints need `hostNetwork`, set at `hostNetworkPath`); returns
 // the ports they take.
-Ports nodeSidecarPorts(Validator& v, const std::string& path,
-                       const std::optional<Registrar>& registrar,
-                       const std::optional<LivenessProbe>& liveness, bool hostNetwork,
-                       const std::string& hostNetworkPath);
+Ports nodeSidecarPorts(Validator& v, const std::string& path, const NodePluginSpec& n,
+                       bool hostNetwork, const std::string& hostNetworkPath);
+
+// The livenessprobe sidecar of a pod (`path`: spec.*.livenessProbe), if enabled: its timings,
+// its endpoint, and its port, taken in `reserved`.
+void livenessSidecar(Validator& v, Ports& reserved, const std::string& path,
+                     const std::optional<LivenessProbe>& liveness, bool hostNetwork,
+                     const std::string& hostNetworkPath);
 
 // The timings of the driver container's livenessProbe (spec.*.livenessProbe).
 void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& probe);

@@ -87,30 +87,7 @@ void windowsNode(Validator& v, const DriverDeploymentSpec& spec) {
       }
     }
   }
-  if (w.updateStrategy) {
-    if (!w.updateStrategy->is_object()) {
-      v.add(invalid(p + ".updateStrategy", *w.updateStrategy, "must be a DaemonSetUpdateStrategy"));
-    } else if (w.updateStrategy->contains("type")) {
-      const auto& t = (*w.updateStrategy)["type"];
-      v.oneOf(p + ".updateStrategy.type", t.is_string() ? t.get<std::string>() : "",
-              {"OnDelete", "RollingUpdate"});
-    }
-    v.rollingUpdate(p + ".updateStrategy", w.updateStrategy);
-  }
-  if (w.nodeSelector) {
-    v.labels(p + ".nodeSelector", *w.nodeSelector, true);
-    const auto os = w.nodeSelector->find("kubernetes.io/os");
-    if (os != w.nodeSelector->end() && os->second != "windows") {
-      v.add(invalid(p + ".nodeSelector[kubernetes.io/os]", os->second,
-                    "must be \"windows\" (or left out: it is added)"));
-    }
-  }
-  v.tolerations(p + ".tolerations", w.tolerations);
-  v.object(p + ".affinity", w.affinity, "an Affinity object");
-  v.priorityClass(p + ".priorityClassName", w.priorityClassName);
-  v.resources(p + ".resources", w.resources);
-  v.container(p + ".registrar", w.registrar);
-  v.container(p + ".livenessProbe", w.livenessProbe);
+  nodePlugin(v, p, w, {.os = "windows"});
   v.object(p + ".podTemplatePatch", w.podTemplatePatch, "an object (a pod template patch)");
   v.podSettings(p, w.pod);
   if (w.pod.hostPID.value_or(false)) {
@@ -125,8 +102,7 @@ void windowsNode(Validator& v, const DriverDeploymentSpec& spec) {
   }
 
   // A HostProcess pod is on the host's network: loopback endpoints are reachable there.
-  const Ports reserved =
-      nodeSidecarPorts(v, p, w.registrar, w.livenessProbe, hostProcess, p + ".hostProcess");
+  const Ports reserved = nodeSidecarPorts(v, p, w, hostProcess, p + ".hostProcess");
 
   // The driver container: spec.driver without what belongs to the Linux pod (see
   // windowsDriverBase), then spec.windowsNode.driver.

@@ -154,9 +154,10 @@ struct EffectiveNodeProvisioner {
   std::optional<std::string> maxDelay;
 };
 
-struct EffectiveNode {
-  std::string kubeletDir;
-  Json updateStrategy; // null: server default
+// What every node plugin has, on Linux and Windows nodes alike.
+struct EffectiveNodePlugin {
+  std::string kubeletDir; // without a trailing separator
+  Json updateStrategy;    // null: server default
   StringMap nodeSelector;
   Json tolerations;
   Json affinity; // null: none
@@ -165,30 +166,22 @@ struct EffectiveNode {
   HttpEndpoint registrarHttp;
   EffectiveSidecarProbe registrarProbe;
   EffectiveProbe livenessProbe;
-  std::optional<EffectiveNodeProvisioner> provisioner; // enabled only
   EffectiveDriver driver;
-  Json rbacRules = Json::array();           // a ClusterRole
-  Json namespacedRbacRules = Json::array(); // a Role in the driver's namespace
-  ServiceAccountSettings serviceAccount;
   Json podTemplatePatch; // null: none
 };
 
+// The node plugin of Linux nodes (spec.node).
+struct EffectiveNode : EffectiveNodePlugin {
+  std::optional<EffectiveNodeProvisioner> provisioner; // enabled only
+  Json rbacRules = Json::array();                      // a ClusterRole
+  Json namespacedRbacRules = Json::array();            // a Role in the driver's namespace
+  ServiceAccountSettings serviceAccount;
+};
+
 // The Windows node plugin (spec.windowsNode, enabled).
-struct EffectiveWindowsNode {
+struct EffectiveWindowsNode : EffectiveNodePlugin {
   bool hostProcess = false;
-  std::string kubeletDir; // without a trailing backslash
   std::vector<std::string> csiProxyPipes;
-  Json updateStrategy; // null: server default
-  StringMap nodeSelector;
-  Json tolerations;
-  Json affinity; // null: none
-  EffectivePod pod;
-  EffectiveContainer registrar;
-  HttpEndpoint registrarHttp;
-  EffectiveSidecarProbe registrarProbe;
-  EffectiveProbe livenessProbe;
-  EffectiveDriver driver;
-  Json podTemplatePatch; // null: none
 };
 
 struct EffectiveController {

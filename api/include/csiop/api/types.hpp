@@ -282,8 +282,8 @@ struct PodSettings {
   }
 };
 
-// The node plugin DaemonSet.
-struct NodeSpec {
+// What every node plugin DaemonSet has, on Linux and Windows nodes alike.
+struct NodePluginSpec {
   std::optional<std::string> kubeletDir;
   std::optional<Json> updateStrategy; // apps/v1.DaemonSetUpdateStrategy
   std::optional<StringMap> nodeSelector;
@@ -291,25 +291,34 @@ struct NodeSpec {
   std::optional<Json> affinity;    // core/v1.Affinity
   std::optional<std::string> priorityClassName;
   std::optional<Json> resources; // default for every container without its own
-  std::optional<bool> hostNetwork;
   PodSettings pod;
   std::optional<Registrar> registrar;
   std::optional<LivenessProbe> livenessProbe;
-  std::optional<NodeProvisioner> provisioner;
-  std::optional<DriverContainer> driver;
-  std::optional<Json> rbacRules;           // []rbac/v1.PolicyRule for the node driver
-  std::optional<Json> namespacedRbacRules; // the same, granted in the driver's namespace only
-  std::optional<ServiceAccountSettings> serviceAccount;
-  std::optional<Json> podTemplatePatch; // strategic-merge patch of the pod template
+  std::optional<DriverContainer> driver; // overrides spec.driver field by field
+  std::optional<Json> podTemplatePatch;  // strategic-merge patch of the pod template
 
-  template <class V> void fields(V&& v) {
-    v("kubeletDir", kubeletDir);
+  // updateStrategy to resources, as both schemas order them.
+  template <class V> void workloadFields(V&& v) {
     v("updateStrategy", updateStrategy);
     v("nodeSelector", nodeSelector);
     v("tolerations", tolerations);
     v("affinity", affinity);
     v("priorityClassName", priorityClassName);
     v("resources", resources);
+  }
+};
+
+// The node plugin DaemonSet.
+struct NodeSpec : NodePluginSpec {
+  std::optional<bool> hostNetwork;
+  std::optional<NodeProvisioner> provisioner;
+  std::optional<Json> rbacRules;           // []rbac/v1.PolicyRule for the node driver
+  std::optional<Json> namespacedRbacRules; // the same, granted in the driver's namespace only
+  std::optional<ServiceAccountSettings> serviceAccount;
+
+  template <class V> void fields(V&& v) {
+    v("kubeletDir", kubeletDir);
+    workloadFields(v);
     v("hostNetwork", hostNetwork);
     pod.fields(v);
     v("registrar", registrar);
@@ -325,35 +334,19 @@ struct NodeSpec {
 
 // The node plugin of Windows nodes: a second DaemonSet of the same driver, for nodes labelled
 // kubernetes.io/os=windows. The driver reaches the host through csi-proxy's named pipes, or runs
-// as a HostProcess container (hostProcess: true) that sees the host directly.
-struct WindowsNodeSpec {
+// as a HostProcess container (hostProcess: true) that sees the host directly. Its kubeletDir
+// defaults to C:\var\lib\kubelet; kubernetes.io/os=windows is always added to its nodeSelector.
+struct WindowsNodeSpec : NodePluginSpec {
   std::optional<bool> enabled;                           // default true
   std::optional<bool> hostProcess;                       // default false: csi-proxy
-  std::optional<std::string> kubeletDir;                 // default C:\var\lib\kubelet
   std::optional<std::vector<std::string>> csiProxyPipes; // e.g. filesystem-v1, smb-v1
-  std::optional<Json> updateStrategy;                    // apps/v1.DaemonSetUpdateStrategy
-  std::optional<StringMap> nodeSelector;                 // kubernetes.io/os=windows is always added
-  std::optional<Json> tolerations;
-  std::optional<Json> affinity;
-  std::optional<std::string> priorityClassName;
-  std::optional<Json> resources;
-  PodSettings pod;
-  std::optional<Registrar> registrar;
-  std::optional<LivenessProbe> livenessProbe;
-  std::optional<DriverContainer> driver; // overrides spec.driver field by field
-  std::optional<Json> podTemplatePatch;
 
   template <class V> void fields(V&& v) {
     v("enabled", enabled);
     v("hostProcess", hostProcess);
     v("kubeletDir", kubeletDir);
     v("csiProxyPipes", csiProxyPipes);
-    v("updateStrategy", updateStrategy);
-    v("nodeSelector", nodeSelector);
-    v("tolerations", tolerations);
-    v("affinity", affinity);
-    v("priorityClassName", priorityClassName);
-    v("resources", resources);
+    workloadFields(v);
     pod.fields(v);
     v("registrar", registrar);
     v("livenessProbe", livenessProbe);

@@ -1,0 +1,87 @@
+#include "node_layouts.hpp"
+
+#include "containers.hpp"
+
+namespace csiop::render {
+namespace {
+
+// `type` nullptr: none.
+Json hostPath(const char* name, const std::string& path, const char* type) {
+  Json source = Json{{"path", path}};
+  if (type != nullptr) {
+    source["type"] = type;
+  }
+  return Json{{"name", name}, {"hostPath", std::move(source)}};
+}
+
+Json mount(const char* volume, const std::string& path) {
+  return Json{{"name", volume}, {"mountPath", path}};
+}
+
+Json bidirectionalMount(const char* volume, const std::string& path) {
+  return Json{{"name", volume}, {"mountPath", path}, {"mountPropagation", "Bidirectional"}};
+}
+
+std::string pipe(const std::string& api) {
+  return "\\\\.\\pipe\\csi-proxy-" + api;
+}
+
+} // namespace
+
+NodePluginLayout linuxNodeLayout(const Effective& e) {
+  const std::string& k = e.node.kubeletDir;
+  NodePluginLayout l;
+  l.socket = linuxSocket();
+  l.driverEndpoint = kSocketEndpoint;
+  // Mounts with Bidirectional propagation need a privileged container.
+  l.driverSecurityContext = Json{{"privileged", true}};
+  l.driverMounts =
+      Json::array({socketMount(), bidirectionalMount("mountpoint-dir", k + "/pods"),
+                   bidirectionalMount("plugins-dir", k + "/plugins"), mount("dev-dir", "/dev")});
+  l.registration = {"--kubelet-registration-path=" + k + "/plugins/" + e.driverName + "/csi.sock"};
+  l.registrarMounts = Json::array({socketMount(), mount("registration-dir", "/registration")});
+  l.volumes = Json::array({
+      hostPath("socket-dir", k + "/plugins/" + e.driverName, "DirectoryOrCreate"),
+      hostPath("registration-dir", k + "/plugins_registry", "Directory"),
+      hostPath("mountpoint-dir", k + "/pods", "DirectoryOrCreate"),
+      hostPath("plugins-dir", k + "/plugins", "Directory"),
+      hostPath("dev-dir", "/dev", "Directory"),
+  });
+  return l;
+}
+
+NodePluginLayout windowsNodeLayout(const Effective& e) {
+  const auto& w = *e.windowsNode;
+  const std::string hostSocketDir = w.kubeletDir + "\\plugins\\" + e.driverName;
+  const std::string endpoint =
+      "unix://" + (w.hostProcess ? hostSocketDir : std::string(kWindowsSocketDir)) + "\\csi.sock";
+  NodePluginLayout l;
+  l.socket = {endpoint, w.hostProcess ? Json() : mount("socket-dir", kWindowsSocketDir),
+              w.hostProcess};
+  l.driverEndpoint = endpoint;
+  l.registration = {"--kubelet-registration-path=" + hostSocketDir + "\\csi.sock",
+                    "--plugin-registration-path=" + (w.hostProcess
+                                                         ? w.kubeletDir + "\\plugins_registry"
+                                                         : std::string(kWindowsRegistrationDir))};
+  // The socket directory exists before the driver starts (the kubelet creates it), in both
+  // modes: a HostProcess pod mounts none of these, but the kubelet still sets them up.
+  l.volumes = Json::array({hostPath("socket-dir", hostSocketDir, "DirectoryOrCreate")});
+  if (w.hostProcess) {
+    return l;
+  }
+  l.driverMounts =
+      Json::array({mount("socket-dir", kWindowsSocketDir), mount("kubelet-dir", w.kubeletDir)});
+  l.registrarMounts = Json::array(
+      {mount("socket-dir", kWindowsSocketDir), mount("registration-dir", kWindowsRegistrationDir)});
+  l.volumes.push_back(
+      hostPath("registration-dir", w.kubeletDir + "\\plugins_registry", "Directory"));
+  l.volumes.push_back(hostPath("kubelet-dir", w.kubeletDir, "Directory"));
+  for (const auto& api : w.csiProxyPipes) {
+    const std::string volume = "csi-proxy-" + api;
+    l.driverMounts.push_back(mount(volume.c_str(), pipe(api)));
+    l.volumes.push_back(hostPath(volume.c_str(), pipe(api), nullptr));
+  }
+  return l;
+}
+
+} // namespace csiop::render
