@@ -42,10 +42,7 @@ asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
                               "driver name " + driverName + " is already used by " +
                                   decision.detail);
     }
-    if (StepResult end = co_await writeStatus(run, computeStatus(o, run.previous, now_()))) {
-      co_return end;
-    }
-    co_return ReconcileResult::done();
+    co_return run.endWithStatus(EarlyStatus::NameConflict); // nothing else is written
   }
   if (decision.action == Action::Keep) {
     co_return std::nullopt;

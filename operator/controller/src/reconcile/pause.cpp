@@ -1,4 +1,4 @@
-// spec.paused holds everything but the status.
+// spec.paused holds everything but the status (the status step writes it).
 #include <csiop/controller/reconciler.hpp>
 
 #include "reconcile_run.hpp"
@@ -24,10 +24,7 @@ asio::awaitable<StepResult> Reconciler::holdWhilePaused(ReconcileRun& run) {
                                          "deleted until it is false");
   }
   // The status stays what was last observed, with the pause said (and observed).
-  if (StepResult end = co_await writeStatus(run, pausedStatus(o, run.previous, now_()))) {
-    co_return end;
-  }
-  co_return ReconcileResult::done();
+  co_return run.endWithStatus(EarlyStatus::Paused);
 }
 
 } // namespace csiop::controller

@@ -2,6 +2,8 @@
 #include <csiop/controller/reconciler.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <iterator>
 
 #include <spdlog/spdlog.h>
 
@@ -47,20 +49,30 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   if (!run) {
     co_return ReconcileResult::done();
   }
+  // The status step (the last), where a step that ends the pass with its status skips to.
+  constexpr std::size_t kStatusStep = std::size(kSteps) - 1;
   // At debug level, how long each step took (the waits on the API server are most of it).
   const bool timed = spdlog::should_log(spdlog::level::debug);
   std::string timings;
-  for (const NamedStep& s : kSteps) {
+  const char* endedBy = nullptr;
+  for (std::size_t i = 0; i < std::size(kSteps); ++i) {
+    const NamedStep& s = kSteps[i];
     const auto start = std::chrono::steady_clock::now();
-    std::optional<ReconcileResult> end = co_await (this->*s.step)(*run);
+    StepResult result = co_await (this->*s.step)(*run);
     if (timed) {
       const std::chrono::duration<double, std::milli> took =
           std::chrono::steady_clock::now() - start;
       timings += fmt::format(" {} {:.1f}", s.name, took.count());
     }
-    if (end) {
-      spdlog::debug("reconciled {}, ended by {} (ms:{})", name, s.name, timings);
-      co_return std::move(*end);
+    if (result.skipsToStatus() && i < kStatusStep) {
+      endedBy = s.name;
+      i = kStatusStep - 1;
+      continue;
+    }
+    if (!result.goesOn()) {
+      spdlog::debug("reconciled {}, ended by {} (ms:{})", name, endedBy ? endedBy : s.name,
+                    timings);
+      co_return std::move(result.result());
     }
   }
   spdlog::debug("reconciled {} (ms:{})", name, timings);
@@ -74,7 +86,7 @@ asio::awaitable<StepResult> Reconciler::claimAlongWithIdentities(ReconcileRun& r
   first.push_back(applyServiceAccounts(run));
   std::vector<StepResult> results = co_await runtime::allOf(std::move(first));
   for (StepResult& result : results) {
-    if (result) {
+    if (!result.goesOn()) {
       co_return std::move(result);
     }
   }

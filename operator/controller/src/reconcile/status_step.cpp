@@ -1,5 +1,6 @@
-// The status, from what the pass observed (computeStatus is pure), written only when it
-// differs from what the server holds.
+// The status, the only place it is written: from what the pass observed (computeStatus is pure),
+// or what a step that ended the pass early asked for (paused, an invalid spec, a name conflict);
+// written only when it differs from what the server holds.
 #include <csiop/controller/reconciler.hpp>
 
 #include <csiop/api/codec.hpp>
@@ -42,10 +43,28 @@ Observed::Workload workload(const Json& o, bool daemonSet) {
 } // namespace
 
 asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
+  if (run.endedEarly) {
+    api::DriverDeploymentStatus status;
+    switch (run.endedEarly->status) {
+    case EarlyStatus::Paused:
+      status = pausedStatus(run.observed, run.previous, now_());
+      break;
+    case EarlyStatus::InvalidSpec:
+      status = invalidSpecStatus(run.observed, run.previous, run.specErrors, now_());
+      break;
+    case EarlyStatus::NameConflict:
+      status = computeStatus(run.observed, run.previous, now_());
+      break;
+    }
+    if (std::optional<ReconcileResult> end = co_await writeStatus(run, status)) {
+      co_return std::move(*end);
+    }
+    co_return std::move(run.endedEarly->result);
+  }
   observeWorkloads(run);
-  if (StepResult end =
-          co_await writeStatus(run, computeStatus(run.observed, run.previous, now_()))) {
-    co_return end;
+  const api::DriverDeploymentStatus status = computeStatus(run.observed, run.previous, now_());
+  if (std::optional<ReconcileResult> end = co_await writeStatus(run, status)) {
+    co_return std::move(*end);
   }
   if (!run.observed.applyErrors.empty()) {
     co_return ReconcileResult::error(run.observed.applyErrors.front(), run.retryWait);
@@ -101,9 +120,9 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
   o.registered = static_cast<std::int32_t>(caches_.nodesRegistering(e.driverName));
 }
 
-asio::awaitable<StepResult> Reconciler::writeStatus(const ReconcileRun& run,
-                                                    const api::DriverDeploymentStatus& s) {
-  const Json status = api::encode(s);
+asio::awaitable<std::optional<ReconcileResult>>
+Reconciler::writeStatus(const ReconcileRun& run, const api::DriverDeploymentStatus& toWrite) {
+  const Json status = api::encode(toWrite);
   const std::string& name = run.name;
   const std::string cachedVersion = metadataField(run.dd, "resourceVersion");
   auto written = statusWritten_.find(name);
