@@ -96,7 +96,7 @@ std::string foreignAccountOf(const ReconcileRun& run, const Json& desired) {
 asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
                                               const std::vector<const Json*>& members) {
   Observed& o = run.observed;
-  std::vector<asio::awaitable<ErrorLine>> applies;
+  std::vector<asio::awaitable<std::optional<ErrorLine>>> applies;
   std::vector<const Json*> applied;
   for (const Json* desired : members) {
     if (const Json* l = liveHead(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
@@ -114,19 +114,21 @@ asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
     applies.push_back((*desired)["kind"] == "CSIDriver" ? applyCSIDriver(*desired)
                                                         : applyChild(*desired, run.uid));
   }
-  std::vector<ErrorLine> errors = co_await runtime::allOf(std::move(applies));
+  std::vector<std::optional<ErrorLine>> errors = co_await runtime::allOf(std::move(applies));
   for (std::size_t i = 0; i < errors.size(); ++i) {
-    if (errors[i].foreign && (*applied[i])["kind"] == "ServiceAccount") {
+    if (!errors[i]) {
+      continue;
+    }
+    if (errors[i]->foreign && (*applied[i])["kind"] == "ServiceAccount") {
       run.foreignAccounts.insert(metadataField(*applied[i], "namespace") + "/" +
                                  metadataField(*applied[i], "name"));
     }
-    if (!errors[i].empty()) {
-      run.addError(std::move(errors[i]));
-    }
+    run.addError(std::move(*errors[i]));
   }
 }
 
-asio::awaitable<ErrorLine> Reconciler::applyChild(const Json& desired, const std::string& uid) {
+asio::awaitable<std::optional<ErrorLine>> Reconciler::applyChild(const Json& desired,
+                                                                 const std::string& uid) {
   const ObjectKey k = keyOf(desired);
   const kube::ResourceRef* ref = caches_.resourceOf(k.kind);
   if (ref == nullptr) {
@@ -139,23 +141,23 @@ asio::awaitable<ErrorLine> Reconciler::applyChild(const Json& desired, const std
   // Most passes end here: the child is as applied, or differs from it in status only.
   const bool owned = ownedBy(cached->head, uid);
   if (owned && applied_.unchangedSinceApplied(desired, *cached)) {
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   const Json live = cached->whole(); // `cached` changes while this coroutine waits
   if (owned && contains(live, desired)) {
     applied_.verified(desired, *cached);
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   co_return co_await updateChild(*ref, desired, live, uid);
 }
 
-asio::awaitable<ErrorLine> Reconciler::createChild(const kube::ResourceRef& ref,
-                                                   const Json& desired, const std::string& uid) {
+asio::awaitable<std::optional<ErrorLine>>
+Reconciler::createChild(const kube::ResourceRef& ref, const Json& desired, const std::string& uid) {
   const ObjectKey k = keyOf(desired);
   auto created = co_await kube::attempt(client_.create(ref, desired));
   if (created) {
     applied_.remember(desired, *created);
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   if (!created.alreadyExists()) {
     co_return ErrorLine::of(k.str() + ": ", created);
@@ -169,9 +171,10 @@ asio::awaitable<ErrorLine> Reconciler::createChild(const kube::ResourceRef& ref,
   co_return co_await updateChild(ref, desired, *fetched, uid);
 }
 
-asio::awaitable<ErrorLine> Reconciler::updateChild(const kube::ResourceRef& ref,
-                                                   const Json& desired, const Json& live,
-                                                   const std::string& uid) {
+asio::awaitable<std::optional<ErrorLine>> Reconciler::updateChild(const kube::ResourceRef& ref,
+                                                                  const Json& desired,
+                                                                  const Json& live,
+                                                                  const std::string& uid) {
   const ObjectKey k = keyOf(desired);
   if (!ownedBy(live, uid)) {
     ErrorLine foreign{k.str() + " already exists and is not managed by this DriverDeployment; " +
@@ -180,15 +183,15 @@ asio::awaitable<ErrorLine> Reconciler::updateChild(const kube::ResourceRef& ref,
     co_return foreign;
   }
   if (contains(live, desired)) {
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   spdlog::info("applying {}: differs at {}", k.str(), firstDifference(live, desired));
   // `live` may be the cache's entry, which changes while this coroutine waits.
   const std::string liveUid = metadataField(live, "uid");
-  auto applied = co_await kube::attempt(takeOwnershipAndApply(ref, desired, live));
+  auto applied = co_await takeOwnershipAndApply(ref, desired, live);
   if (applied) {
     applied_.remember(desired, *applied);
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   if (applied.invalid() && k.kind == "StorageClass") {
     // parameters, provisioner, reclaimPolicy, ... are immutable
@@ -197,22 +200,26 @@ asio::awaitable<ErrorLine> Reconciler::updateChild(const kube::ResourceRef& ref,
   co_return ErrorLine::of(k.str() + ": ", applied);
 }
 
-asio::awaitable<Json> Reconciler::takeOwnershipAndApply(const kube::ResourceRef& ref,
-                                                        const Json& desired, const Json& live) {
+asio::awaitable<kube::Attempt<Json>> Reconciler::takeOwnershipAndApply(const kube::ResourceRef& ref,
+                                                                       const Json& desired,
+                                                                       const Json& live) {
   // What the operator created with a POST is handed over to its server-side apply first
   // (field_ownership.hpp): every field is then owned by the apply, so fields dropped from the
   // spec later are removed by the next apply.
   if (std::optional<Json> handOver = ownershipUpgrade(live, client_.fieldManager())) {
     const ObjectKey k = keyOf(live);
-    co_await client_.patch(ref, k.namespace_, k.name, kube::PatchType::JsonPatch,
-                           std::move(*handOver));
+    auto handedOver = co_await kube::attempt(
+        client_.patch(ref, k.namespace_, k.name, kube::PatchType::JsonPatch, std::move(*handOver)));
+    if (!handedOver) {
+      co_return handedOver;
+    }
   }
-  co_return co_await client_.apply(ref, desired);
+  co_return co_await kube::attempt(client_.apply(ref, desired));
 }
 
-asio::awaitable<ErrorLine> Reconciler::recreateStorageClass(const kube::ResourceRef& ref,
-                                                            const Json& desired,
-                                                            std::string oldUid) {
+asio::awaitable<std::optional<ErrorLine>>
+Reconciler::recreateStorageClass(const kube::ResourceRef& ref, const Json& desired,
+                                 std::string oldUid) {
   const ObjectKey k = keyOf(desired);
   const kube::DeleteOptions options = deleteOnly(oldUid);
   auto removed = co_await kube::attempt(client_.remove(ref, k.namespace_, k.name, options));
@@ -224,7 +231,7 @@ asio::awaitable<ErrorLine> Reconciler::recreateStorageClass(const kube::Resource
     co_return ErrorLine::of(k.str() + " (recreating an immutable StorageClass): ", created);
   }
   applied_.remember(desired, *created);
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
 } // namespace csiop::controller

@@ -62,8 +62,7 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   }
   Observed& o = run.observed;
   const std::string& driverName = run.spec->spec.driverName;
-  auto written =
-      co_await kube::attempt(claimCSIDriver(run.claim, run.desiredCSIDriver(), run.claimedOverUid));
+  auto written = co_await claimCSIDriver(run.claim, run.desiredCSIDriver(), run.claimedOverUid);
   if (written.alreadyExists() || written.conflict() || written.notFound()) {
     // Someone created or changed it between the cache's read and this write: decide again from
     // the cache, which will show it.
@@ -80,12 +79,17 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   co_return std::nullopt;
 }
 
-asio::awaitable<void> Reconciler::claimCSIDriver(CSIDriverDecision::Action action,
-                                                 const Json& desired, std::string oldUid) {
+asio::awaitable<kube::Attempt<Json>> Reconciler::claimCSIDriver(CSIDriverDecision::Action action,
+                                                                const Json& desired,
+                                                                std::string oldUid) {
   const kube::ResourceRef& ref = caches_.csiDrivers.resource();
   if (action == Action::Recreate) {
     const kube::DeleteOptions options = deleteOnly(oldUid);
-    co_await client_.remove(ref, "", metadataField(desired, "name"), options);
+    auto removed =
+        co_await kube::attempt(client_.remove(ref, "", metadataField(desired, "name"), options));
+    if (!removed) {
+      co_return removed;
+    }
   }
   // The claim is a create: of two DriverDeployments (or operators) racing for a name exactly
   // one succeeds, and the other gets AlreadyExists. It carries only what identifies the owner
@@ -98,16 +102,17 @@ asio::awaitable<void> Reconciler::claimCSIDriver(CSIDriverDecision::Action actio
   if (desired["spec"].contains("volumeLifecycleModes")) { // not in the legacy API
     claim["spec"]["volumeLifecycleModes"] = desired["spec"]["volumeLifecycleModes"];
   }
-  co_await client_.create(ref, std::move(claim), {.fieldManager = kClaimFieldManager});
+  const kube::CreateOptions options{.fieldManager = kClaimFieldManager};
+  co_return co_await kube::attempt(client_.create(ref, std::move(claim), options));
 }
 
-asio::awaitable<ErrorLine> Reconciler::applyCSIDriver(const Json& desired) {
+asio::awaitable<std::optional<ErrorLine>> Reconciler::applyCSIDriver(const Json& desired) {
   auto applied = co_await kube::attempt(client_.apply(caches_.csiDrivers.resource(), desired));
   if (!applied) {
     co_return ErrorLine::of("CSIDriver " + metadataField(desired, "name") + ": ", applied);
   }
   applied_.remember(desired, *applied);
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
 } // namespace csiop::controller

@@ -112,7 +112,7 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
   co_return describe(usage);
 }
 
-asio::awaitable<ErrorLine> Reconciler::orphan(const Json& child) {
+asio::awaitable<std::optional<ErrorLine>> Reconciler::orphan(const Json& child) {
   const ObjectKey k = keyOf(child);
   // No owner reference (so the garbage collector keeps it), no owner marks.
   Json patch = {{"metadata",
@@ -124,10 +124,11 @@ asio::awaitable<ErrorLine> Reconciler::orphan(const Json& child) {
   if (!patched && !patched.notFound()) {
     co_return ErrorLine::of("orphaning " + k.str() + ": ", patched);
   }
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
-asio::awaitable<ErrorLine> Reconciler::deleteChild(const Json& child, std::string owner) {
+asio::awaitable<std::optional<ErrorLine>> Reconciler::deleteChild(const Json& child,
+                                                                  std::string owner) {
   const ObjectKey k = keyOf(child);
   spdlog::info("deleting {} of DriverDeployment {}", k.str(), owner);
   const std::string uid = metadataField(child, "uid"); // the options view it
@@ -137,7 +138,7 @@ asio::awaitable<ErrorLine> Reconciler::deleteChild(const Json& child, std::strin
   if (!removed) {
     co_return ErrorLine::of("deleting " + k.str() + ": ", removed);
   }
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
 asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
@@ -159,8 +160,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
     return true;
   });
   for (const Json& c : handsOff) {
-    if (ErrorLine error = co_await orphan(c); !error.empty()) {
-      co_return failedWith(std::move(error));
+    if (std::optional<ErrorLine> error = co_await orphan(c)) {
+      co_return failedWith(std::move(*error));
     }
     co_await events_.record(dd, false, "Orphaned",
                             keyOf(c).str() + " carries " + api::kUnmanagedAnnotation +
@@ -168,8 +169,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   }
   if (policy == "Orphan") {
     for (const Json& c : children) {
-      if (ErrorLine error = co_await orphan(c); !error.empty()) {
-        co_return failedWith(std::move(error));
+      if (std::optional<ErrorLine> error = co_await orphan(c)) {
+        co_return failedWith(std::move(*error));
       }
     }
   } else {
@@ -179,7 +180,7 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
     });
     // The workloads first (their pods stop while their RBAC is still there), then the rest;
     // the deletions of a group at the same time.
-    std::map<bool, std::vector<asio::awaitable<ErrorLine>>> groups;
+    std::map<bool, std::vector<asio::awaitable<std::optional<ErrorLine>>>> groups;
     for (const Json& c : children) {
       const ObjectKey k = keyOf(c);
       if (k.kind == "CSIDriver" && !onlyDriverLeft) {
@@ -188,9 +189,9 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
       groups[!isWorkload(k.kind)].push_back(deleteChild(c, run.name));
     }
     for (auto& [rest, deletions] : groups) {
-      for (ErrorLine& error : co_await runtime::allOf(std::move(deletions))) {
-        if (!error.empty()) {
-          co_return failedWith(std::move(error));
+      for (std::optional<ErrorLine>& error : co_await runtime::allOf(std::move(deletions))) {
+        if (error) {
+          co_return failedWith(std::move(*error));
         }
       }
     }

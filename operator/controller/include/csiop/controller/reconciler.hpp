@@ -32,6 +32,7 @@
 #include <csiop/controller/error_line.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/controller/volume_usage.hpp>
+#include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/events.hpp>
 #include <csiop/runtime/reconcile_result.hpp>
 
@@ -190,44 +191,48 @@ private:
   // finalizer.cpp
   boost::asio::awaitable<std::optional<std::string>> deletionBlocker(ReconcileRun& run);
   boost::asio::awaitable<ReconcileResult> finalize(const ReconcileRun& run);
-  // Drops the owner reference and owner marks: the object stays, unmanaged. An error line, or
-  // an empty one on success (also when it is gone).
-  boost::asio::awaitable<ErrorLine> orphan(const api::Json& child);
-  // Deletes a child of DriverDeployment `owner` (that one only: its uid); an error line, or an
-  // empty one on success (also when it is gone already).
-  boost::asio::awaitable<ErrorLine> deleteChild(const api::Json& child, std::string owner);
+  // Drops the owner reference and owner marks: the object stays, unmanaged. The error, or
+  // std::nullopt on success (also when it is gone).
+  boost::asio::awaitable<std::optional<ErrorLine>> orphan(const api::Json& child);
+  // Deletes a child of DriverDeployment `owner` (that one only: its uid); the error, or
+  // std::nullopt on success (also when it is gone already).
+  boost::asio::awaitable<std::optional<ErrorLine>> deleteChild(const api::Json& child,
+                                                               std::string owner);
   // desired.cpp: sets the content hash of what each workload references on its pod template;
   // true if any workload references something this DriverDeployment does not render (read again
   // every configPollPeriod_). An object
   // that cannot be read keeps the live hash.
   boost::asio::awaitable<bool> annotateConfigHashes(ReconcileRun& run);
   // driver_name.cpp: the claim decideCSIDriver decided (Create, or Recreate: the old one
-  // deleted first); throws the request's error. `oldUid`: the live CSIDriver's (Recreate
-  // deletes only that one).
-  boost::asio::awaitable<void> claimCSIDriver(CSIDriverDecision::Action action,
-                                              const api::Json& desired, std::string oldUid);
-  // The whole CSIDriver applied, once claimed; an error line, or an empty one on success.
-  boost::asio::awaitable<ErrorLine> applyCSIDriver(const api::Json& desired);
+  // deleted first): the create's answer, or the first failed request's error. `oldUid`: the
+  // live CSIDriver's (Recreate deletes only that one).
+  boost::asio::awaitable<kube::Attempt<api::Json>>
+  claimCSIDriver(CSIDriverDecision::Action action, const api::Json& desired, std::string oldUid);
+  // The whole CSIDriver applied, once claimed; the error, or std::nullopt on success.
+  boost::asio::awaitable<std::optional<ErrorLine>> applyCSIDriver(const api::Json& desired);
   // children.cpp: `members` at the same time (but those marked unmanaged); the errors go to the
   // status.
   boost::asio::awaitable<void> applyAtOnce(ReconcileRun& run,
                                            const std::vector<const api::Json*>& members);
-  // children.cpp: creates or applies one child; an error line, or an empty one on success.
-  boost::asio::awaitable<ErrorLine> applyChild(const api::Json& desired, const std::string& uid);
+  // children.cpp: creates or applies one child; the error, or std::nullopt on success.
+  boost::asio::awaitable<std::optional<ErrorLine>> applyChild(const api::Json& desired,
+                                                              const std::string& uid);
   // Not in the caches: a create; if it exists after all, as updateChild.
-  boost::asio::awaitable<ErrorLine> createChild(const kube::ResourceRef& ref,
-                                                const api::Json& desired, const std::string& uid);
-  // Someone else's: left alone; as last applied or containing `desired`: nothing; else applied
-  // (a StorageClass whose immutable fields changed: recreated).
-  boost::asio::awaitable<ErrorLine> updateChild(const kube::ResourceRef& ref,
-                                                const api::Json& desired, const api::Json& live,
-                                                const std::string& uid);
+  boost::asio::awaitable<std::optional<ErrorLine>>
+  createChild(const kube::ResourceRef& ref, const api::Json& desired, const std::string& uid);
+  // Someone else's: left alone (an error marked foreign); as last applied or containing
+  // `desired`: nothing; else applied (a StorageClass whose immutable fields changed: recreated).
+  boost::asio::awaitable<std::optional<ErrorLine>> updateChild(const kube::ResourceRef& ref,
+                                                               const api::Json& desired,
+                                                               const api::Json& live,
+                                                               const std::string& uid);
   // Hands what the operator created with a POST over to its server-side apply
-  // (field_ownership.hpp), then applies `desired`; throws the request's error.
-  boost::asio::awaitable<api::Json> takeOwnershipAndApply(const kube::ResourceRef& ref,
-                                                          const api::Json& desired,
-                                                          const api::Json& live);
-  boost::asio::awaitable<ErrorLine>
+  // (field_ownership.hpp), then applies `desired`: the apply's answer, or the first failed
+  // request's error.
+  boost::asio::awaitable<kube::Attempt<api::Json>>
+  takeOwnershipAndApply(const kube::ResourceRef& ref, const api::Json& desired,
+                        const api::Json& live);
+  boost::asio::awaitable<std::optional<ErrorLine>>
   recreateStorageClass(const kube::ResourceRef& ref, const api::Json& desired, std::string oldUid);
   // status_step.cpp: the workloads' and registration's part of the status.
   void observeWorkloads(ReconcileRun& run);
