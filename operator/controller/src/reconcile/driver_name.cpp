@@ -24,7 +24,7 @@ using api::stringField;
 using Action = CSIDriverDecision::Action;
 
 asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
-  Observed& o = run.observed;
+  Observed& observed = run.observed;
   const Json& desired = run.desiredCSIDriver();
   const std::string& driverName = run.spec->spec.driverName;
   const Json* liveDriver = caches_.csiDrivers.get("", driverName);
@@ -32,11 +32,11 @@ asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
                                  api::kAdoptAnnotation) == "true";
   CSIDriverDecision decision = decideCSIDriver(liveDriver, desired, run.uid, adopt);
   if (liveDriver != nullptr && ownedBy(*liveDriver, run.uid) && !managed(*liveDriver)) {
-    noteUnmanaged(*liveDriver, o);
+    noteUnmanaged(*liveDriver, observed);
     decision.action = Action::Keep;
   }
   if (decision.action == Action::Conflict) {
-    o.conflictWith = decision.detail;
+    observed.conflictWith = decision.detail;
     if (!conditionTrue(run.previous, condition::kDriverNameConflict)) {
       co_await events_.record(run.dd, true, "DriverNameConflict",
                               "driver name " + driverName + " is already used by " +
@@ -60,7 +60,7 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   if (run.claim != Action::Create && run.claim != Action::Recreate) {
     co_return std::nullopt;
   }
-  Observed& o = run.observed;
+  Observed& observed = run.observed;
   const std::string& driverName = run.spec->spec.driverName;
   auto written = co_await claimCSIDriver(run.claim, run.desiredCSIDriver(), run.claimedOverUid);
   if (written.alreadyExists() || written.conflict() || written.notFound()) {
@@ -72,9 +72,9 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
     co_return failedWith(ErrorLine::of("", written));
   }
   if (run.claim == Action::Recreate) {
-    o.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " +
-                           run.csiDriverChange + " changed (immutable on a CSIDriver)";
-    co_await events_.record(run.dd, false, "CSIDriverRecreated", *o.csiDriverRecreated);
+    observed.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " +
+                                  run.csiDriverChange + " changed (immutable on a CSIDriver)";
+    co_await events_.record(run.dd, false, "CSIDriverRecreated", *observed.csiDriverRecreated);
   }
   co_return std::nullopt;
 }

@@ -8,9 +8,9 @@ namespace csiop::controller {
 namespace asio = boost::asio;
 
 asio::awaitable<StepResult> Reconciler::holdWhilePaused(ReconcileRun& run) {
-  const Observed& o = run.observed;
+  const Observed& observed = run.observed;
   const bool wasPaused = conditionTrue(run.previous, condition::kPaused);
-  if (!o.paused) {
+  if (!observed.paused) {
     if (wasPaused) {
       co_await events_.record(run.dd, false, "Resumed",
                               "spec.paused is false: managing the driver again");
@@ -19,9 +19,10 @@ asio::awaitable<StepResult> Reconciler::holdWhilePaused(ReconcileRun& run) {
   }
   if (!wasPaused) {
     co_await events_.record(run.dd, false, "Paused",
-                            o.deleting ? "spec.paused is true: the deletion waits until it is false"
-                                       : "spec.paused is true: nothing is applied, pruned or "
-                                         "deleted until it is false");
+                            observed.deleting
+                                ? "spec.paused is true: the deletion waits until it is false"
+                                : "spec.paused is true: nothing is applied, pruned or "
+                                  "deleted until it is false");
   }
   // The status stays what was last observed, with the pause said (and observed).
   co_return run.endWithStatus(EarlyStatus::Paused);

@@ -25,9 +25,9 @@ struct ErrorLine {
 
   // `context` followed by the failed request's message, e.g. "deleting Kind ns/name: " + ...
   template <class T> static ErrorLine of(std::string context, const kube::Attempt<T>& failed) {
-    const kube::ApiError* e = failed.apiError();
+    const kube::ApiError* apiError = failed.apiError();
     return {std::move(context) + failed.message(),
-            e == nullptr ? std::chrono::seconds::zero() : e->retryWait()};
+            apiError == nullptr ? std::chrono::seconds::zero() : apiError->retryWait()};
   }
 };
 

@@ -244,7 +244,7 @@ private:
   // reportStatus calls it; std::nullopt: written (or nothing to write).
   boost::asio::awaitable<std::optional<ReconcileResult>>
   writeStatus(const ReconcileRun& run, const api::DriverDeploymentStatus& status);
-  void noteUnmanaged(const api::Json& child, Observed& o);
+  void noteUnmanaged(const api::Json& child, Observed& observed);
   // The children the operator made for the DriverDeployment `name` with `uid` (madeFor), as
   // their heads (CachedChild::head; the CSIDriver whole): what pruning and deletion may remove.
   // A copy someone else made of one is not among them. The pointers are into the caches: valid
