@@ -33,24 +33,25 @@ std::string joined(const std::vector<std::string>& lines) {
   return out;
 }
 
-std::string nodeUpdateMessage(const Observed::NodeUpdate& u, std::int32_t desired) {
-  std::string message = "node plugin updated on " + counts(u.updated, desired, "nodes");
-  if (u.waiting.empty()) {
+std::string nodeUpdateMessage(const Observed::NodeUpdate& update, std::int32_t desired) {
+  std::string message = "node plugin updated on " + counts(update.updated, desired, "nodes");
+  if (update.waiting.empty()) {
     return message;
   }
   message += "; waiting: ";
-  for (std::size_t i = 0; i < u.waiting.size() && i < 3; ++i) {
-    const auto& w = u.waiting[i];
+  for (std::size_t i = 0; i < update.waiting.size() && i < 3; ++i) {
+    const auto& w = update.waiting[i];
     message += (i == 0 ? "" : "; ") + w.node + " (" + w.reason + ": " + w.message + ")";
   }
-  if (u.waiting.size() > 3) {
-    message += "; and " + std::to_string(u.waiting.size() - 3) + " more";
+  if (update.waiting.size() > 3) {
+    message += "; and " + std::to_string(update.waiting.size() - 3) + " more";
   }
   return message;
 }
 
-bool rolledOut(const Observed::Workload& w) {
-  return w.observedCurrent && w.updated == w.desired && w.ready == w.desired;
+bool rolledOut(const Observed::Workload& workload) {
+  return workload.observedCurrent && workload.updated == workload.desired &&
+         workload.ready == workload.desired;
 }
 
 } // namespace
@@ -76,130 +77,141 @@ void setCondition(std::vector<api::Condition>& conditions, api::Condition c) {
 }
 
 api::DriverDeploymentStatus
-computeStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus>& previous,
+computeStatus(const Observed& observed, const std::optional<api::DriverDeploymentStatus>& previous,
               const std::string& now) {
-  api::DriverDeploymentStatus s;
-  s.observedGeneration = o.generation;
+  api::DriverDeploymentStatus status;
+  status.observedGeneration = observed.generation;
   std::vector<api::Condition> conditions =
       previous && previous->conditions ? *previous->conditions : std::vector<api::Condition>{};
   const auto set = [&](api::Condition c) {
     c.lastTransitionTime = now;
     setCondition(conditions, std::move(c));
   };
-  const std::int64_t g = o.generation;
+  const std::int64_t generation = observed.generation;
 
-  if (o.conflictWith) {
+  if (observed.conflictWith) {
     set(make(condition::kDriverNameConflict, true, "NameInUse",
-             "the driver name is already used by " + *o.conflictWith +
+             "the driver name is already used by " + *observed.conflictWith +
                  "; nothing is deployed for this DriverDeployment",
-             g));
-    set(make(condition::kReady, false, "DriverNameConflict", "the driver name is in use", g));
-    set(make(condition::kProgressing, false, "DriverNameConflict", "nothing to roll out", g));
+             generation));
+    set(make(condition::kReady, false, "DriverNameConflict", "the driver name is in use",
+             generation));
+    set(make(condition::kProgressing, false, "DriverNameConflict", "nothing to roll out",
+             generation));
     set(make(condition::kDegraded, true, "DriverNameConflict",
-             "the driver name is already used by " + *o.conflictWith, g));
-    s.conditions = std::move(conditions);
-    return s;
+             "the driver name is already used by " + *observed.conflictWith, generation));
+    status.conditions = std::move(conditions);
+    return status;
   }
   set(make(condition::kDriverNameConflict, false, "NameClaimed",
-           "this DriverDeployment owns the driver name", g));
+           "this DriverDeployment owns the driver name", generation));
 
-  if (o.nodes) {
-    s.nodes = api::NodesStatus{o.nodes->desired, o.nodes->ready, o.registered, {}, {}};
+  if (observed.nodes) {
+    status.nodes = api::NodesStatus{
+        observed.nodes->desired, observed.nodes->ready, observed.registered, {}, {}};
   } else {
-    s.nodes = api::NodesStatus{0, 0, o.registered, {}, {}};
+    status.nodes = api::NodesStatus{0, 0, observed.registered, {}, {}};
   }
-  if (o.nodeUpdate) {
-    s.nodes->updated = o.nodeUpdate->updated;
-    if (!o.nodeUpdate->waiting.empty()) {
-      const auto n = std::min<std::size_t>(o.nodeUpdate->waiting.size(), kMaxWaitingNodes);
-      s.nodes->waiting = std::vector<api::NodeWaiting>(o.nodeUpdate->waiting.begin(),
-                                                       o.nodeUpdate->waiting.begin() + n);
+  if (observed.nodeUpdate) {
+    status.nodes->updated = observed.nodeUpdate->updated;
+    if (!observed.nodeUpdate->waiting.empty()) {
+      const auto shown =
+          std::min<std::size_t>(observed.nodeUpdate->waiting.size(), kMaxWaitingNodes);
+      status.nodes->waiting = std::vector<api::NodeWaiting>(
+          observed.nodeUpdate->waiting.begin(), observed.nodeUpdate->waiting.begin() + shown);
     }
   }
-  if (o.hasController) {
-    const auto w = o.controller.value_or(Observed::Workload{});
-    s.controller = api::ControllerStatus{w.desired, w.ready};
+  if (observed.hasController) {
+    const auto controller = observed.controller.value_or(Observed::Workload{});
+    status.controller = api::ControllerStatus{controller.desired, controller.ready};
   }
 
-  if (!o.unmanaged.empty()) {
-    s.unmanaged = o.unmanaged;
+  if (!observed.unmanaged.empty()) {
+    status.unmanaged = observed.unmanaged;
   }
-  if (!o.applyErrors.empty()) {
-    set(make(condition::kDegraded, true, "ApplyFailed", joined(o.applyErrors), g));
-  } else if (!o.missingPrerequisites.empty()) {
-    set(make(condition::kDegraded, true, "PrerequisitesMissing", joined(o.missingPrerequisites),
-             g));
-  } else if (!o.annotationProblems.empty()) {
-    set(make(condition::kDegraded, true, "InvalidAnnotation", joined(o.annotationProblems), g));
-  } else if (!o.configProblems.empty()) {
-    set(make(condition::kDegraded, true, "ConfigUnavailable", joined(o.configProblems), g));
-  } else if (!o.podProblems.empty()) {
-    set(make(condition::kDegraded, true, "PodsFailing", summarizeProblems(o.podProblems), g));
+  if (!observed.applyErrors.empty()) {
+    set(make(condition::kDegraded, true, "ApplyFailed", joined(observed.applyErrors), generation));
+  } else if (!observed.missingPrerequisites.empty()) {
+    set(make(condition::kDegraded, true, "PrerequisitesMissing",
+             joined(observed.missingPrerequisites), generation));
+  } else if (!observed.annotationProblems.empty()) {
+    set(make(condition::kDegraded, true, "InvalidAnnotation", joined(observed.annotationProblems),
+             generation));
+  } else if (!observed.configProblems.empty()) {
+    set(make(condition::kDegraded, true, "ConfigUnavailable", joined(observed.configProblems),
+             generation));
+  } else if (!observed.podProblems.empty()) {
+    set(make(condition::kDegraded, true, "PodsFailing", summarizeProblems(observed.podProblems),
+             generation));
   } else {
-    set(make(condition::kDegraded, false, "AsExpected", "every object is applied", g));
+    set(make(condition::kDegraded, false, "AsExpected", "every object is applied", generation));
   }
 
   // What is still missing, in the order an admin would look at it.
   std::vector<std::pair<std::string, std::string>> pending; // reason, message
-  if (!o.applyErrors.empty()) {
+  if (!observed.applyErrors.empty()) {
     pending.emplace_back("ApplyFailed", "not every object could be applied");
   }
   // With WhenVolumesUnused an out-of-date plugin that serves its node is not "rolling out":
   // it waits, on purpose, and the driver is ready meanwhile (Progressing says why).
   const bool nodesDone =
-      o.nodes && (o.nodeUpdate ? o.nodes->observedCurrent && o.nodes->ready == o.nodes->desired
-                               : rolledOut(*o.nodes));
+      observed.nodes && (observed.nodeUpdate ? observed.nodes->observedCurrent &&
+                                                   observed.nodes->ready == observed.nodes->desired
+                                             : rolledOut(*observed.nodes));
   if (!nodesDone) {
-    const auto n = o.nodes.value_or(Observed::Workload{});
-    pending.emplace_back("NodePluginRollingOut", "node plugin " +
-                                                     counts(n.ready, n.desired, "ready") + ", " +
-                                                     counts(n.updated, n.desired, "updated"));
+    const auto nodes = observed.nodes.value_or(Observed::Workload{});
+    pending.emplace_back("NodePluginRollingOut",
+                         "node plugin " + counts(nodes.ready, nodes.desired, "ready") + ", " +
+                             counts(nodes.updated, nodes.desired, "updated"));
   }
-  if (o.hasController && (!o.controller || !rolledOut(*o.controller))) {
-    const auto c = o.controller.value_or(Observed::Workload{});
+  if (observed.hasController && (!observed.controller || !rolledOut(*observed.controller))) {
+    const auto controller = observed.controller.value_or(Observed::Workload{});
     pending.emplace_back("ControllerRollingOut",
-                         "controller " + counts(c.ready, c.desired, "replicas ready"));
+                         "controller " +
+                             counts(controller.ready, controller.desired, "replicas ready"));
   }
-  const std::int32_t desiredNodes = o.nodes ? o.nodes->desired : 0;
-  if (o.registered < desiredNodes) {
+  const std::int32_t desiredNodes = observed.nodes ? observed.nodes->desired : 0;
+  if (observed.registered < desiredNodes) {
     pending.emplace_back("RegistrationPending",
-                         "driver registered on " + counts(o.registered, desiredNodes, "nodes"));
+                         "driver registered on " +
+                             counts(observed.registered, desiredNodes, "nodes"));
   }
 
   const bool rollingOut = std::any_of(pending.begin(), pending.end(), [](const auto& p) {
     return p.first != "ApplyFailed" && p.first != "RegistrationPending";
   });
-  if (!rollingOut && o.nodeUpdate && o.nodeUpdate->outdated > 0) {
+  if (!rollingOut && observed.nodeUpdate && observed.nodeUpdate->outdated > 0) {
     set(make(condition::kProgressing, true, "NodePluginUpdateWaiting",
-             nodeUpdateMessage(*o.nodeUpdate, o.nodes ? o.nodes->desired : 0), g));
+             nodeUpdateMessage(*observed.nodeUpdate, observed.nodes ? observed.nodes->desired : 0),
+             generation));
   } else {
     set(make(condition::kProgressing, rollingOut, rollingOut ? "RollingOut" : "Complete",
-             rollingOut ? "waiting for the rollout" : "the rollout is complete", g));
+             rollingOut ? "waiting for the rollout" : "the rollout is complete", generation));
   }
 
   if (pending.empty()) {
     set(make(condition::kReady, true, "Ready",
-             "driver registered on " + counts(o.registered, desiredNodes, "nodes") +
-                 (o.hasController ? ", controller ready" : ""),
-             g));
+             "driver registered on " + counts(observed.registered, desiredNodes, "nodes") +
+                 (observed.hasController ? ", controller ready" : ""),
+             generation));
   } else {
     std::string message;
     for (const auto& [reason, text] : pending) {
       message += (message.empty() ? "" : "; ") + text;
     }
-    if (!o.podProblems.empty()) {
-      message += ": " + summarizeProblems(o.podProblems);
+    if (!observed.podProblems.empty()) {
+      message += ": " + summarizeProblems(observed.podProblems);
     }
-    set(make(condition::kReady, false, pending.front().first, message, g));
+    set(make(condition::kReady, false, pending.front().first, message, generation));
   }
 
-  if (o.csiDriverRecreated) {
-    set(make(condition::kCSIDriverRecreated, true, "ImmutableFieldChanged", *o.csiDriverRecreated,
-             g));
+  if (observed.csiDriverRecreated) {
+    set(make(condition::kCSIDriverRecreated, true, "ImmutableFieldChanged",
+             *observed.csiDriverRecreated, generation));
   }
-  setLifecycleConditions(o, conditions, now);
-  s.conditions = std::move(conditions);
-  return s;
+  setLifecycleConditions(observed, conditions, now);
+  status.conditions = std::move(conditions);
+  return status;
 }
 
 namespace {
@@ -207,35 +219,37 @@ namespace {
 // The previous status, observed at this generation, with `set` applied to its conditions and
 // then the lifecycle conditions.
 api::DriverDeploymentStatus
-carriedOver(const Observed& o, const std::optional<api::DriverDeploymentStatus>& previous,
+carriedOver(const Observed& observed, const std::optional<api::DriverDeploymentStatus>& previous,
             const std::string& now,
             const std::function<void(std::vector<api::Condition>&)>& set = {}) {
-  api::DriverDeploymentStatus s = previous.value_or(api::DriverDeploymentStatus{});
-  s.observedGeneration = o.generation;
-  std::vector<api::Condition> conditions = s.conditions.value_or(std::vector<api::Condition>{});
+  api::DriverDeploymentStatus status = previous.value_or(api::DriverDeploymentStatus{});
+  status.observedGeneration = observed.generation;
+  std::vector<api::Condition> conditions =
+      status.conditions.value_or(std::vector<api::Condition>{});
   if (set) {
     set(conditions);
   }
-  setLifecycleConditions(o, conditions, now);
-  s.conditions = std::move(conditions);
-  return s;
+  setLifecycleConditions(observed, conditions, now);
+  status.conditions = std::move(conditions);
+  return status;
 }
 
 } // namespace
 
-api::DriverDeploymentStatus pausedStatus(const Observed& o,
+api::DriverDeploymentStatus pausedStatus(const Observed& observed,
                                          const std::optional<api::DriverDeploymentStatus>& previous,
                                          const std::string& now) {
-  return carriedOver(o, previous, now);
+  return carriedOver(observed, previous, now);
 }
 
 api::DriverDeploymentStatus
-invalidSpecStatus(const Observed& o, const std::optional<api::DriverDeploymentStatus>& previous,
+invalidSpecStatus(const Observed& observed,
+                  const std::optional<api::DriverDeploymentStatus>& previous,
                   const std::vector<std::string>& errors, const std::string& now) {
-  return carriedOver(o, previous, now, [&](std::vector<api::Condition>& conditions) {
+  return carriedOver(observed, previous, now, [&](std::vector<api::Condition>& conditions) {
     for (const auto& [type, status] :
          {std::pair{condition::kReady, false}, std::pair{condition::kDegraded, true}}) {
-      api::Condition c = make(type, status, "InvalidSpec", joined(errors), o.generation);
+      api::Condition c = make(type, status, "InvalidSpec", joined(errors), observed.generation);
       c.lastTransitionTime = now;
       setCondition(conditions, std::move(c));
     }
@@ -247,30 +261,31 @@ bool conditionTrue(const std::optional<api::DriverDeploymentStatus>& status, con
   return c != nullptr && c->status == "True";
 }
 
-void setLifecycleConditions(const Observed& o, std::vector<api::Condition>& conditions,
+void setLifecycleConditions(const Observed& observed, std::vector<api::Condition>& conditions,
                             const std::string& now) {
-  const std::int64_t g = o.generation;
+  const std::int64_t generation = observed.generation;
   const auto set = [&](api::Condition c) {
     c.lastTransitionTime = now;
     setCondition(conditions, std::move(c));
   };
-  if (o.paused && o.deleting) {
+  if (observed.paused && observed.deleting) {
     set(make(condition::kPaused, true, "DeletionPaused",
              "spec.paused is true: the DriverDeployment is being deleted, and its objects are kept "
              "until spec.paused is false",
-             g));
-  } else if (o.paused) {
+             generation));
+  } else if (observed.paused) {
     set(make(condition::kPaused, true, "Paused",
-             "spec.paused is true: nothing is applied, pruned or deleted until it is false", g));
+             "spec.paused is true: nothing is applied, pruned or deleted until it is false",
+             generation));
   } else if (findCondition(conditions, condition::kPaused) != nullptr) {
-    set(make(condition::kPaused, false, "Resumed", "the operator manages the driver", g));
+    set(make(condition::kPaused, false, "Resumed", "the operator manages the driver", generation));
   }
-  if (o.deletionBlocked) {
+  if (observed.deletionBlocked) {
     set(make(condition::kDeletionBlocked, true, "VolumesInUse",
-             "the deletion waits: " + *o.deletionBlocked +
+             "the deletion waits: " + *observed.deletionBlocked +
                  " still use the driver; it completes by itself when they are gone (or annotate "
                  "csiop.dev/force-delete=true to delete anyway)",
-             g));
+             generation));
   }
 }
 

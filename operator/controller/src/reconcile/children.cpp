@@ -95,12 +95,13 @@ std::string foreignAccountOf(const ReconcileRun& run, const Json& desired) {
 
 asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
                                               const std::vector<const Json*>& members) {
-  Observed& o = run.observed;
-  std::vector<asio::awaitable<ErrorLine>> applies;
+  Observed& observed = run.observed;
+  std::vector<asio::awaitable<std::optional<ErrorLine>>> applies;
   std::vector<const Json*> applied;
   for (const Json* desired : members) {
-    if (const Json* l = liveHead(*desired); l != nullptr && ownedBy(*l, run.uid) && !managed(*l)) {
-      noteUnmanaged(*l, o);
+    if (const Json* live = liveHead(*desired);
+        live != nullptr && ownedBy(*live, run.uid) && !managed(*live)) {
+      noteUnmanaged(*live, observed);
       continue;
     }
     if (const std::string account = foreignAccountOf(run, *desired); !account.empty()) {
@@ -114,23 +115,25 @@ asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
     applies.push_back((*desired)["kind"] == "CSIDriver" ? applyCSIDriver(*desired)
                                                         : applyChild(*desired, run.uid));
   }
-  std::vector<ErrorLine> errors = co_await runtime::allOf(std::move(applies));
+  std::vector<std::optional<ErrorLine>> errors = co_await runtime::allOf(std::move(applies));
   for (std::size_t i = 0; i < errors.size(); ++i) {
-    if (errors[i].foreign && (*applied[i])["kind"] == "ServiceAccount") {
+    if (!errors[i]) {
+      continue;
+    }
+    if (errors[i]->foreign && (*applied[i])["kind"] == "ServiceAccount") {
       run.foreignAccounts.insert(metadataField(*applied[i], "namespace") + "/" +
                                  metadataField(*applied[i], "name"));
     }
-    if (!errors[i].empty()) {
-      run.addError(std::move(errors[i]));
-    }
+    run.addError(std::move(*errors[i]));
   }
 }
 
-asio::awaitable<ErrorLine> Reconciler::applyChild(const Json& desired, const std::string& uid) {
-  const ObjectKey k = keyOf(desired);
-  const kube::ResourceRef* ref = caches_.resourceOf(k.kind);
+asio::awaitable<std::optional<ErrorLine>> Reconciler::applyChild(const Json& desired,
+                                                                 const std::string& uid) {
+  const ObjectKey key = keyOf(desired);
+  const kube::ResourceRef* ref = caches_.resourceOf(key.kind);
   if (ref == nullptr) {
-    co_return ErrorLine{k.str() + ": no resource for this kind"};
+    co_return ErrorLine{key.str() + ": no resource for this kind"};
   }
   const CachedChild* cached = cachedChild(desired);
   if (cached == nullptr) {
@@ -139,92 +142,97 @@ asio::awaitable<ErrorLine> Reconciler::applyChild(const Json& desired, const std
   // Most passes end here: the child is as applied, or differs from it in status only.
   const bool owned = ownedBy(cached->head, uid);
   if (owned && applied_.unchangedSinceApplied(desired, *cached)) {
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   const Json live = cached->whole(); // `cached` changes while this coroutine waits
   if (owned && contains(live, desired)) {
     applied_.verified(desired, *cached);
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   co_return co_await updateChild(*ref, desired, live, uid);
 }
 
-asio::awaitable<ErrorLine> Reconciler::createChild(const kube::ResourceRef& ref,
-                                                   const Json& desired, const std::string& uid) {
-  const ObjectKey k = keyOf(desired);
+asio::awaitable<std::optional<ErrorLine>>
+Reconciler::createChild(const kube::ResourceRef& ref, const Json& desired, const std::string& uid) {
+  const ObjectKey key = keyOf(desired);
   auto created = co_await kube::attempt(client_.create(ref, desired));
   if (created) {
     applied_.remember(desired, *created);
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
   if (!created.alreadyExists()) {
-    co_return ErrorLine::of(k.str() + ": ", created);
+    co_return ErrorLine::of(key.str() + ": ", created);
   }
   // Not in the (owner-labelled) cache, yet it exists: just created and not seen yet, or someone
   // else's object of that name. Read it and go on as with a cached one.
-  auto fetched = co_await kube::attempt(client_.get(ref, k.namespace_, k.name));
+  auto fetched = co_await kube::attempt(client_.get(ref, key.namespace_, key.name));
   if (!fetched) {
-    co_return ErrorLine::of(k.str() + ": ", fetched);
+    co_return ErrorLine::of(key.str() + ": ", fetched);
   }
   co_return co_await updateChild(ref, desired, *fetched, uid);
 }
 
-asio::awaitable<ErrorLine> Reconciler::updateChild(const kube::ResourceRef& ref,
-                                                   const Json& desired, const Json& live,
-                                                   const std::string& uid) {
-  const ObjectKey k = keyOf(desired);
+asio::awaitable<std::optional<ErrorLine>> Reconciler::updateChild(const kube::ResourceRef& ref,
+                                                                  const Json& desired,
+                                                                  const Json& live,
+                                                                  const std::string& uid) {
+  const ObjectKey key = keyOf(desired);
   if (!ownedBy(live, uid)) {
-    ErrorLine foreign{k.str() + " already exists and is not managed by this DriverDeployment; " +
+    ErrorLine foreign{key.str() + " already exists and is not managed by this DriverDeployment; " +
                       "left untouched"};
     foreign.foreign = true;
     co_return foreign;
   }
   if (contains(live, desired)) {
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
-  spdlog::info("applying {}: differs at {}", k.str(), firstDifference(live, desired));
+  spdlog::info("applying {}: differs at {}", key.str(), firstDifference(live, desired));
   // `live` may be the cache's entry, which changes while this coroutine waits.
   const std::string liveUid = metadataField(live, "uid");
-  auto applied = co_await kube::attempt(takeOwnershipAndApply(ref, desired, live));
+  auto applied = co_await takeOwnershipAndApply(ref, desired, live);
   if (applied) {
     applied_.remember(desired, *applied);
-    co_return ErrorLine{};
+    co_return std::nullopt;
   }
-  if (applied.invalid() && k.kind == "StorageClass") {
+  if (applied.invalid() && key.kind == "StorageClass") {
     // parameters, provisioner, reclaimPolicy, ... are immutable
     co_return co_await recreateStorageClass(ref, desired, liveUid);
   }
-  co_return ErrorLine::of(k.str() + ": ", applied);
+  co_return ErrorLine::of(key.str() + ": ", applied);
 }
 
-asio::awaitable<Json> Reconciler::takeOwnershipAndApply(const kube::ResourceRef& ref,
-                                                        const Json& desired, const Json& live) {
+asio::awaitable<kube::Attempt<Json>> Reconciler::takeOwnershipAndApply(const kube::ResourceRef& ref,
+                                                                       const Json& desired,
+                                                                       const Json& live) {
   // What the operator created with a POST is handed over to its server-side apply first
   // (field_ownership.hpp): every field is then owned by the apply, so fields dropped from the
   // spec later are removed by the next apply.
   if (std::optional<Json> handOver = ownershipUpgrade(live, client_.fieldManager())) {
-    const ObjectKey k = keyOf(live);
-    co_await client_.patch(ref, k.namespace_, k.name, kube::PatchType::JsonPatch,
-                           std::move(*handOver));
+    const ObjectKey key = keyOf(live);
+    auto handedOver = co_await kube::attempt(client_.patch(
+        ref, key.namespace_, key.name, kube::PatchType::JsonPatch, std::move(*handOver)));
+    if (!handedOver) {
+      co_return handedOver;
+    }
   }
-  co_return co_await client_.apply(ref, desired);
+  co_return co_await kube::attempt(client_.apply(ref, desired));
 }
 
-asio::awaitable<ErrorLine> Reconciler::recreateStorageClass(const kube::ResourceRef& ref,
-                                                            const Json& desired,
-                                                            std::string oldUid) {
-  const ObjectKey k = keyOf(desired);
+asio::awaitable<std::optional<ErrorLine>>
+Reconciler::recreateStorageClass(const kube::ResourceRef& ref, const Json& desired,
+                                 std::string oldUid) {
+  const ObjectKey key = keyOf(desired);
   const kube::DeleteOptions options = deleteOnly(oldUid);
-  auto removed = co_await kube::attempt(client_.remove(ref, k.namespace_, k.name, options));
+  auto removed = co_await kube::attempt(client_.remove(ref, key.namespace_, key.name, options));
   if (!removed) {
-    co_return ErrorLine::of(k.str() + " (recreating an immutable StorageClass): ", removed);
+    co_return ErrorLine::of(key.str() + " (recreating an immutable StorageClass): ", removed);
   }
   auto created = co_await kube::attempt(client_.apply(ref, desired));
   if (!created) {
-    co_return ErrorLine::of(k.str() + " (recreating an immutable StorageClass): ", created);
+    co_return ErrorLine::of(key.str() + " (recreating an immutable StorageClass): ", created);
   }
   applied_.remember(desired, *created);
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
 } // namespace csiop::controller

@@ -28,10 +28,11 @@ const Json* desiredConfigMap(const std::vector<Json>& desired, const render::Con
   if (ref.kind != "ConfigMap") {
     return nullptr;
   }
-  for (const Json& d : desired) {
-    if (stringField(d, "kind") == "ConfigMap" && api::metadataField(d, "name") == ref.name &&
-        api::metadataField(d, "namespace") == ref.namespace_) {
-      return &d;
+  for (const Json& object : desired) {
+    if (stringField(object, "kind") == "ConfigMap" &&
+        api::metadataField(object, "name") == ref.name &&
+        api::metadataField(object, "namespace") == ref.namespace_) {
+      return &object;
     }
   }
   return nullptr;
@@ -41,7 +42,7 @@ const Json* desiredConfigMap(const std::vector<Json>& desired, const render::Con
 
 const Json& ReconcileRun::desiredCSIDriver() const {
   return *std::find_if(desired.begin(), desired.end(),
-                       [](const Json& x) { return x["kind"] == "CSIDriver"; });
+                       [](const Json& child) { return child["kind"] == "CSIDriver"; });
 }
 
 asio::awaitable<StepResult> Reconciler::computeDesired(ReconcileRun& run) {
@@ -104,9 +105,9 @@ asio::awaitable<bool> Reconciler::annotateConfigHashes(ReconcileRun& run) {
     }
     if (complete) {
       render::setConfigHash(workload, configContentHash(contents));
-    } else if (const CachedChild* l = cachedChild(workload); l != nullptr) {
+    } else if (const CachedChild* cached = cachedChild(workload); cached != nullptr) {
       // No roll on a failed read: the hash the workload has.
-      if (const std::string hash = render::configHash(l->whole()); !hash.empty()) {
+      if (const std::string hash = render::configHash(cached->whole()); !hash.empty()) {
         render::setConfigHash(workload, hash);
       }
     }

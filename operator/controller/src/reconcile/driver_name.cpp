@@ -24,7 +24,7 @@ using api::stringField;
 using Action = CSIDriverDecision::Action;
 
 asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
-  Observed& o = run.observed;
+  Observed& observed = run.observed;
   const Json& desired = run.desiredCSIDriver();
   const std::string& driverName = run.spec->spec.driverName;
   const Json* liveDriver = caches_.csiDrivers.get("", driverName);
@@ -32,20 +32,17 @@ asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
                                  api::kAdoptAnnotation) == "true";
   CSIDriverDecision decision = decideCSIDriver(liveDriver, desired, run.uid, adopt);
   if (liveDriver != nullptr && ownedBy(*liveDriver, run.uid) && !managed(*liveDriver)) {
-    noteUnmanaged(*liveDriver, o);
+    noteUnmanaged(*liveDriver, observed);
     decision.action = Action::Keep;
   }
   if (decision.action == Action::Conflict) {
-    o.conflictWith = decision.detail;
+    observed.conflictWith = decision.detail;
     if (!conditionTrue(run.previous, condition::kDriverNameConflict)) {
       co_await events_.record(run.dd, true, "DriverNameConflict",
                               "driver name " + driverName + " is already used by " +
                                   decision.detail);
     }
-    if (StepResult end = co_await writeStatus(run, computeStatus(o, run.previous, now_()))) {
-      co_return end;
-    }
-    co_return ReconcileResult::done();
+    co_return run.endWithStatus(EarlyStatus::NameConflict); // nothing else is written
   }
   if (decision.action == Action::Keep) {
     co_return std::nullopt;
@@ -63,10 +60,9 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   if (run.claim != Action::Create && run.claim != Action::Recreate) {
     co_return std::nullopt;
   }
-  Observed& o = run.observed;
+  Observed& observed = run.observed;
   const std::string& driverName = run.spec->spec.driverName;
-  auto written =
-      co_await kube::attempt(claimCSIDriver(run.claim, run.desiredCSIDriver(), run.claimedOverUid));
+  auto written = co_await claimCSIDriver(run.claim, run.desiredCSIDriver(), run.claimedOverUid);
   if (written.alreadyExists() || written.conflict() || written.notFound()) {
     // Someone created or changed it between the cache's read and this write: decide again from
     // the cache, which will show it.
@@ -76,19 +72,24 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
     co_return failedWith(ErrorLine::of("", written));
   }
   if (run.claim == Action::Recreate) {
-    o.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " +
-                           run.csiDriverChange + " changed (immutable on a CSIDriver)";
-    co_await events_.record(run.dd, false, "CSIDriverRecreated", *o.csiDriverRecreated);
+    observed.csiDriverRecreated = "CSIDriver " + driverName + " was recreated because " +
+                                  run.csiDriverChange + " changed (immutable on a CSIDriver)";
+    co_await events_.record(run.dd, false, "CSIDriverRecreated", *observed.csiDriverRecreated);
   }
   co_return std::nullopt;
 }
 
-asio::awaitable<void> Reconciler::claimCSIDriver(CSIDriverDecision::Action action,
-                                                 const Json& desired, std::string oldUid) {
+asio::awaitable<kube::Attempt<Json>> Reconciler::claimCSIDriver(CSIDriverDecision::Action action,
+                                                                const Json& desired,
+                                                                std::string oldUid) {
   const kube::ResourceRef& ref = caches_.csiDrivers.resource();
   if (action == Action::Recreate) {
     const kube::DeleteOptions options = deleteOnly(oldUid);
-    co_await client_.remove(ref, "", metadataField(desired, "name"), options);
+    auto removed =
+        co_await kube::attempt(client_.remove(ref, "", metadataField(desired, "name"), options));
+    if (!removed) {
+      co_return removed;
+    }
   }
   // The claim is a create: of two DriverDeployments (or operators) racing for a name exactly
   // one succeeds, and the other gets AlreadyExists. It carries only what identifies the owner
@@ -101,16 +102,17 @@ asio::awaitable<void> Reconciler::claimCSIDriver(CSIDriverDecision::Action actio
   if (desired["spec"].contains("volumeLifecycleModes")) { // not in the legacy API
     claim["spec"]["volumeLifecycleModes"] = desired["spec"]["volumeLifecycleModes"];
   }
-  co_await client_.create(ref, std::move(claim), {.fieldManager = kClaimFieldManager});
+  const kube::CreateOptions options{.fieldManager = kClaimFieldManager};
+  co_return co_await kube::attempt(client_.create(ref, std::move(claim), options));
 }
 
-asio::awaitable<ErrorLine> Reconciler::applyCSIDriver(const Json& desired) {
+asio::awaitable<std::optional<ErrorLine>> Reconciler::applyCSIDriver(const Json& desired) {
   auto applied = co_await kube::attempt(client_.apply(caches_.csiDrivers.resource(), desired));
   if (!applied) {
     co_return ErrorLine::of("CSIDriver " + metadataField(desired, "name") + ": ", applied);
   }
   applied_.remember(desired, *applied);
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
 } // namespace csiop::controller

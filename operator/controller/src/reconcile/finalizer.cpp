@@ -48,19 +48,19 @@ Json finalizersPatch(const Json& metadata, const char* op, Json list) {
 } // namespace
 
 asio::awaitable<StepResult> Reconciler::finalizeUnlessBlocked(ReconcileRun& run) {
-  Observed& o = run.observed;
-  if (!o.deleting) {
+  Observed& observed = run.observed;
+  if (!observed.deleting) {
     co_return std::nullopt;
   }
-  o.deletionBlocked = co_await deletionBlocker(run);
-  if (!o.deletionBlocked) {
+  observed.deletionBlocked = co_await deletionBlocker(run);
+  if (!observed.deletionBlocked) {
     co_return co_await finalize(run);
   }
   // The driver keeps being managed (its volumes need it) until they are gone.
   if (!conditionTrue(run.previous, condition::kDeletionBlocked)) {
     co_await events_.record(run.dd, true, "DeletionBlocked",
                             "the deletion waits until no volume of the driver is in use: " +
-                                *o.deletionBlocked);
+                                *observed.deletionBlocked);
   }
   co_return std::nullopt;
 }
@@ -112,32 +112,34 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
   co_return describe(usage);
 }
 
-asio::awaitable<ErrorLine> Reconciler::orphan(const Json& child) {
-  const ObjectKey k = keyOf(child);
+asio::awaitable<std::optional<ErrorLine>> Reconciler::orphan(const Json& child) {
+  const ObjectKey key = keyOf(child);
   // No owner reference (so the garbage collector keeps it), no owner marks.
   Json patch = {{"metadata",
                  {{"ownerReferences", nullptr},
                   {"labels", {{api::kOwnerLabel, nullptr}}},
                   {"annotations", {{api::kOwnerUidAnnotation, nullptr}}}}}};
-  auto patched = co_await kube::attempt(client_.patch(
-      *caches_.resourceOf(k.kind), k.namespace_, k.name, kube::PatchType::Merge, std::move(patch)));
+  auto patched =
+      co_await kube::attempt(client_.patch(*caches_.resourceOf(key.kind), key.namespace_, key.name,
+                                           kube::PatchType::Merge, std::move(patch)));
   if (!patched && !patched.notFound()) {
-    co_return ErrorLine::of("orphaning " + k.str() + ": ", patched);
+    co_return ErrorLine::of("orphaning " + key.str() + ": ", patched);
   }
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
-asio::awaitable<ErrorLine> Reconciler::deleteChild(const Json& child, std::string owner) {
-  const ObjectKey k = keyOf(child);
-  spdlog::info("deleting {} of DriverDeployment {}", k.str(), owner);
+asio::awaitable<std::optional<ErrorLine>> Reconciler::deleteChild(const Json& child,
+                                                                  std::string owner) {
+  const ObjectKey key = keyOf(child);
+  spdlog::info("deleting {} of DriverDeployment {}", key.str(), owner);
   const std::string uid = metadataField(child, "uid"); // the options view it
   const kube::DeleteOptions options = deleteOnly(uid, true);
   auto removed = co_await kube::attempt(
-      client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
+      client_.removeIfExists(*caches_.resourceOf(key.kind), key.namespace_, key.name, options));
   if (!removed) {
-    co_return ErrorLine::of("deleting " + k.str() + ": ", removed);
+    co_return ErrorLine::of("deleting " + key.str() + ": ", removed);
   }
-  co_return ErrorLine{};
+  co_return std::nullopt;
 }
 
 asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
@@ -145,52 +147,53 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   const std::string policy =
       stringField(dd.value("spec", Json::object()), "deletionPolicy", "Delete");
   std::vector<Json> children; // copies: the deletes below wait, and the caches change meanwhile
-  for (const Json* c : ownedChildren(run.name, run.uid)) {
-    children.push_back(*c);
+  for (const Json* child : ownedChildren(run.name, run.uid)) {
+    children.push_back(*child);
   }
   sortForDeletion(children);
   // Children marked unmanaged are left as they are, whatever the policy: orphaned.
   std::vector<Json> handsOff;
-  std::erase_if(children, [&](const Json& c) {
-    if (managed(c)) {
+  std::erase_if(children, [&](const Json& child) {
+    if (managed(child)) {
       return false;
     }
-    handsOff.push_back(c);
+    handsOff.push_back(child);
     return true;
   });
-  for (const Json& c : handsOff) {
-    if (ErrorLine error = co_await orphan(c); !error.empty()) {
-      co_return failedWith(std::move(error));
+  for (const Json& child : handsOff) {
+    if (std::optional<ErrorLine> error = co_await orphan(child)) {
+      co_return failedWith(std::move(*error));
     }
     co_await events_.record(dd, false, "Orphaned",
-                            keyOf(c).str() + " carries " + api::kUnmanagedAnnotation +
+                            keyOf(child).str() + " carries " + api::kUnmanagedAnnotation +
                                 ": left in place, no longer owned");
   }
   if (policy == "Orphan") {
-    for (const Json& c : children) {
-      if (ErrorLine error = co_await orphan(c); !error.empty()) {
-        co_return failedWith(std::move(error));
+    for (const Json& child : children) {
+      if (std::optional<ErrorLine> error = co_await orphan(child)) {
+        co_return failedWith(std::move(*error));
       }
     }
   } else {
     // Everything else first, the CSIDriver once nothing else is left.
-    const bool onlyDriverLeft = std::all_of(children.begin(), children.end(), [](const Json& c) {
-      return c.value("kind", std::string()) == "CSIDriver";
-    });
+    const bool onlyDriverLeft =
+        std::all_of(children.begin(), children.end(), [](const Json& child) {
+          return child.value("kind", std::string()) == "CSIDriver";
+        });
     // The workloads first (their pods stop while their RBAC is still there), then the rest;
     // the deletions of a group at the same time.
-    std::map<bool, std::vector<asio::awaitable<ErrorLine>>> groups;
-    for (const Json& c : children) {
-      const ObjectKey k = keyOf(c);
-      if (k.kind == "CSIDriver" && !onlyDriverLeft) {
+    std::map<bool, std::vector<asio::awaitable<std::optional<ErrorLine>>>> groups;
+    for (const Json& child : children) {
+      const ObjectKey key = keyOf(child);
+      if (key.kind == "CSIDriver" && !onlyDriverLeft) {
         continue;
       }
-      groups[!isWorkload(k.kind)].push_back(deleteChild(c, run.name));
+      groups[!isWorkload(key.kind)].push_back(deleteChild(child, run.name));
     }
     for (auto& [rest, deletions] : groups) {
-      for (ErrorLine& error : co_await runtime::allOf(std::move(deletions))) {
-        if (!error.empty()) {
-          co_return failedWith(std::move(error));
+      for (std::optional<ErrorLine>& error : co_await runtime::allOf(std::move(deletions))) {
+        if (error) {
+          co_return failedWith(std::move(*error));
         }
       }
     }

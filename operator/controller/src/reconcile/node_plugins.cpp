@@ -20,65 +20,66 @@ using api::Json;
 using api::metadataField;
 
 asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
-  const api::Effective& e = *run.effective;
-  Observed& o = run.observed;
-  const Json& strategy = e.node.updateStrategy;
-  const CachedChild* cachedDs = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node");
+  const api::Effective& effective = *run.effective;
+  Observed& observed = run.observed;
+  const Json& strategy = effective.node.updateStrategy;
+  const CachedChild* cachedDs =
+      caches_.child("DaemonSet")->get(effective.namespace_, effective.name + "-node");
   const Json* ds = cachedDs == nullptr ? nullptr : &cachedDs->head;
   if (!strategy.is_object() || strategy.value("type", Json()) != "WhenVolumesUnused" ||
       ds == nullptr || !ownedBy(*ds, run.uid) || !managed(*ds)) {
-    waitingNodes_.erase(e.name);
+    waitingNodes_.erase(effective.name);
     co_return std::nullopt;
   }
   const std::string dsUid = metadataField(*ds, "uid");
-  NodeRolloutInput in;
+  NodeRolloutInput input;
   std::vector<const Json*> revisions;
-  for (const Json* r : caches_.controllerRevisions.byIndex(kByOwner, e.name)) {
-    if (metadataField(*r, "namespace") == e.namespace_) {
-      revisions.push_back(r);
+  for (const Json* revision : caches_.controllerRevisions.byIndex(kByOwner, effective.name)) {
+    if (metadataField(*revision, "namespace") == effective.namespace_) {
+      revisions.push_back(revision);
     }
   }
-  in.currentHash = currentRevisionHash(revisions, dsUid);
-  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, e.name)) {
-    if (pod->namespace_ == e.namespace_ && !dsUid.empty() && pod->controllerUid == dsUid) {
-      in.pluginPods.push_back(pod);
+  input.currentHash = currentRevisionHash(revisions, dsUid);
+  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
+    if (pod->namespace_ == effective.namespace_ && !dsUid.empty() && pod->controllerUid == dsUid) {
+      input.pluginPods.push_back(pod);
     }
   }
-  for (const CachedPod* pod : in.pluginPods) { // the nodes that matter, not every node
-    if (const Json* n = caches_.nodes.get("", pod->nodeName); n != nullptr) {
-      in.nodes[pod->nodeName] = n;
+  for (const CachedPod* pod : input.pluginPods) { // the nodes that matter, not every node
+    if (const Json* node = caches_.nodes.get("", pod->nodeName); node != nullptr) {
+      input.nodes[pod->nodeName] = node;
     }
   }
-  in.users =
-      volumeUsersByNode(e.driverName, caches_.persistentVolumes.list(), caches_.volumeUsers());
+  input.users = volumeUsersByNode(effective.driverName, caches_.persistentVolumes.list(),
+                                  caches_.volumeUsers());
   const Json dsStatus = ds->value("status", Json::object());
   const Json params = strategy.value("whenVolumesUnused", Json::object());
-  in.maxUnavailable =
+  input.maxUnavailable =
       resolveMaxUnavailable(params.is_object() ? params.value("maxUnavailable", Json()) : Json(),
                             dsStatus.value("desiredNumberScheduled", 0));
-  in.unavailable = dsStatus.value("numberUnavailable", 0);
-  const NodeRolloutPlan plan = planNodeRollout(in);
+  input.unavailable = dsStatus.value("numberUnavailable", 0);
+  const NodeRolloutPlan plan = planNodeRollout(input);
 
-  for (const Replacement& r : plan.replace) {
-    const kube::DeleteOptions options = deleteOnly(r.uid);
-    auto removed =
-        co_await kube::attempt(client_.remove(kube::resources::pods, e.namespace_, r.pod, options));
+  for (const Replacement& replacement : plan.replace) {
+    const kube::DeleteOptions options = deleteOnly(replacement.uid);
+    auto removed = co_await kube::attempt(
+        client_.remove(kube::resources::pods, effective.namespace_, replacement.pod, options));
     if (removed) {
       co_await events_.record(run.dd, false, "NodePluginReplaced",
-                              "replaced node plugin pod " + r.pod + " on node " + r.node + ": " +
-                                  r.why);
+                              "replaced node plugin pod " + replacement.pod + " on node " +
+                                  replacement.node + ": " + replacement.why);
     } else if (!removed.notFound() && !removed.conflict()) {
-      run.addError(ErrorLine::of("replacing node plugin pod " + r.pod + ": ", removed));
+      run.addError(ErrorLine::of("replacing node plugin pod " + replacement.pod + ": ", removed));
     }
   }
-  std::set<std::string>& waiting = waitingNodes_[e.name];
+  std::set<std::string>& waiting = waitingNodes_[effective.name];
   waiting.clear();
   Observed::NodeUpdate update{plan.updated, plan.outdated, {}};
-  for (const NodeWait& w : plan.waiting) {
-    waiting.insert(w.node);
-    update.waiting.push_back(api::NodeWaiting{w.node, w.reason, w.message});
+  for (const NodeWait& wait : plan.waiting) {
+    waiting.insert(wait.node);
+    update.waiting.push_back(api::NodeWaiting{wait.node, wait.reason, wait.message});
   }
-  o.nodeUpdate = std::move(update);
+  observed.nodeUpdate = std::move(update);
   co_return std::nullopt;
 }
 

@@ -1,4 +1,4 @@
-// spec.paused holds everything but the status.
+// spec.paused holds everything but the status (the status step writes it).
 #include <csiop/controller/reconciler.hpp>
 
 #include "reconcile_run.hpp"
@@ -8,9 +8,9 @@ namespace csiop::controller {
 namespace asio = boost::asio;
 
 asio::awaitable<StepResult> Reconciler::holdWhilePaused(ReconcileRun& run) {
-  const Observed& o = run.observed;
+  const Observed& observed = run.observed;
   const bool wasPaused = conditionTrue(run.previous, condition::kPaused);
-  if (!o.paused) {
+  if (!observed.paused) {
     if (wasPaused) {
       co_await events_.record(run.dd, false, "Resumed",
                               "spec.paused is false: managing the driver again");
@@ -19,15 +19,13 @@ asio::awaitable<StepResult> Reconciler::holdWhilePaused(ReconcileRun& run) {
   }
   if (!wasPaused) {
     co_await events_.record(run.dd, false, "Paused",
-                            o.deleting ? "spec.paused is true: the deletion waits until it is false"
-                                       : "spec.paused is true: nothing is applied, pruned or "
-                                         "deleted until it is false");
+                            observed.deleting
+                                ? "spec.paused is true: the deletion waits until it is false"
+                                : "spec.paused is true: nothing is applied, pruned or "
+                                  "deleted until it is false");
   }
   // The status stays what was last observed, with the pause said (and observed).
-  if (StepResult end = co_await writeStatus(run, pausedStatus(o, run.previous, now_()))) {
-    co_return end;
-  }
-  co_return ReconcileResult::done();
+  co_return run.endWithStatus(EarlyStatus::Paused);
 }
 
 } // namespace csiop::controller

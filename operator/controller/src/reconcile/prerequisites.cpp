@@ -21,17 +21,19 @@ namespace asio = boost::asio;
 using api::Json;
 
 asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
-  Observed& o = run.observed;
+  Observed& observed = run.observed;
   stopWaitingForPrerequisites(run.name);
   std::vector<render::RequiredApi> apis = render::requiredApis(*run.effective);
   // spec.objects of a kind that may not be served (a CRD of --object-kind).
   for (const Json& object : run.effective->objects) {
-    if (const api::ObjectKind* k = api::findObjectKind(caches_.objectKinds(), object)) {
-      const auto known = [&](const render::RequiredApi& a) {
-        return a.group == k->group() && a.version == k->version() && a.resource == k->resource;
+    if (const api::ObjectKind* objectKind = api::findObjectKind(caches_.objectKinds(), object)) {
+      const auto known = [&](const render::RequiredApi& required) {
+        return required.group == objectKind->group() && required.version == objectKind->version() &&
+               required.resource == objectKind->resource;
       };
       if (std::none_of(apis.begin(), apis.end(), known)) {
-        apis.push_back({k->group(), k->version(), k->resource, "spec.objects"});
+        apis.push_back(
+            {objectKind->group(), objectKind->version(), objectKind->resource, "spec.objects"});
       }
     }
   }
@@ -40,8 +42,9 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
     if (present.value_or(true)) {
       continue;
     }
-    o.missingPrerequisites.push_back(api.str() + " is not served (needed by " + api.neededBy +
-                                     "; its CRD is installed by a cluster admin)");
+    observed.missingPrerequisites.push_back(api.str() + " is not served (needed by " +
+                                            api.neededBy +
+                                            "; its CRD is installed by a cluster admin)");
     waitingFor_[api.str()].insert(run.name);
     for (const Json& desired : run.desired) {
       const std::string apiVersion = api::stringField(desired, "apiVersion");
@@ -52,8 +55,9 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
   }
   for (const render::RequiredPriorityClass& pc : render::requiredPriorityClasses(*run.effective)) {
     if (!(co_await priorityClassExists(pc.name)).value_or(true)) {
-      o.missingPrerequisites.push_back("PriorityClass " + pc.name + " does not exist (" +
-                                       pc.neededBy + "'s pods name it and cannot be created)");
+      observed.missingPrerequisites.push_back("PriorityClass " + pc.name + " does not exist (" +
+                                              pc.neededBy +
+                                              "'s pods name it and cannot be created)");
       waitingFor_["PriorityClass " + pc.name].insert(run.name);
     }
   }

@@ -19,25 +19,25 @@ namespace asio = boost::asio;
 using api::Json;
 
 asio::awaitable<StepResult> Reconciler::prune(ReconcileRun& run) {
-  Observed& o = run.observed;
+  Observed& observed = run.observed;
   for (const Json& gone :
        toPrune(ownedChildren(run.name, run.uid), run.desired, run.uid, fieldManagers())) {
-    const ObjectKey k = keyOf(gone);
+    const ObjectKey key = keyOf(gone);
     if (!managed(gone)) {
-      noteUnmanaged(gone, o);
+      noteUnmanaged(gone, observed);
       continue;
     }
     const std::string goneUid = api::metadataField(gone, "uid");
     const kube::DeleteOptions options = deleteOnly(goneUid, true);
     auto removed = co_await kube::attempt(
-        client_.removeIfExists(*caches_.resourceOf(k.kind), k.namespace_, k.name, options));
+        client_.removeIfExists(*caches_.resourceOf(key.kind), key.namespace_, key.name, options));
     if (!removed) {
-      run.addError(ErrorLine::of("pruning " + k.str() + ": ", removed));
+      run.addError(ErrorLine::of("pruning " + key.str() + ": ", removed));
       continue;
     }
-    applied_.forget(k.str());
+    applied_.forget(key.str());
     if (*removed) {
-      spdlog::info("pruned {} of DriverDeployment {}", k.str(), run.name);
+      spdlog::info("pruned {} of DriverDeployment {}", key.str(), run.name);
     }
   }
   co_return std::nullopt;

@@ -2,6 +2,8 @@
 #include <csiop/controller/reconciler.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <iterator>
 
 #include <spdlog/spdlog.h>
 
@@ -47,20 +49,30 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
   if (!run) {
     co_return ReconcileResult::done();
   }
+  // The status step (the last), where a step that ends the pass with its status skips to.
+  constexpr std::size_t kStatusStep = std::size(kSteps) - 1;
   // At debug level, how long each step took (the waits on the API server are most of it).
   const bool timed = spdlog::should_log(spdlog::level::debug);
   std::string timings;
-  for (const NamedStep& s : kSteps) {
+  const char* endedBy = nullptr;
+  for (std::size_t i = 0; i < std::size(kSteps); ++i) {
+    const NamedStep& current = kSteps[i];
     const auto start = std::chrono::steady_clock::now();
-    std::optional<ReconcileResult> end = co_await (this->*s.step)(*run);
+    StepResult result = co_await (this->*current.step)(*run);
     if (timed) {
       const std::chrono::duration<double, std::milli> took =
           std::chrono::steady_clock::now() - start;
-      timings += fmt::format(" {} {:.1f}", s.name, took.count());
+      timings += fmt::format(" {} {:.1f}", current.name, took.count());
     }
-    if (end) {
-      spdlog::debug("reconciled {}, ended by {} (ms:{})", name, s.name, timings);
-      co_return std::move(*end);
+    if (result.skipsToStatus() && i < kStatusStep) {
+      endedBy = current.name;
+      i = kStatusStep - 1;
+      continue;
+    }
+    if (!result.goesOn()) {
+      spdlog::debug("reconciled {}, ended by {} (ms:{})", name, endedBy ? endedBy : current.name,
+                    timings);
+      co_return std::move(result.result());
     }
   }
   spdlog::debug("reconciled {} (ms:{})", name, timings);
@@ -74,7 +86,7 @@ asio::awaitable<StepResult> Reconciler::claimAlongWithIdentities(ReconcileRun& r
   first.push_back(applyServiceAccounts(run));
   std::vector<StepResult> results = co_await runtime::allOf(std::move(first));
   for (StepResult& result : results) {
-    if (result) {
+    if (!result.goesOn()) {
       co_return std::move(result);
     }
   }
@@ -82,15 +94,15 @@ asio::awaitable<StepResult> Reconciler::claimAlongWithIdentities(ReconcileRun& r
 }
 
 const CachedChild* Reconciler::cachedChild(const Json& desired) {
-  const ObjectKey k = keyOf(desired);
-  const ChildInformer* cache = caches_.child(k.kind);
-  return cache == nullptr ? nullptr : cache->get(k.namespace_, k.name);
+  const ObjectKey key = keyOf(desired);
+  const ChildInformer* cache = caches_.child(key.kind);
+  return cache == nullptr ? nullptr : cache->get(key.namespace_, key.name);
 }
 
 const Json* Reconciler::liveHead(const Json& desired) {
-  const ObjectKey k = keyOf(desired);
-  if (k.kind == "CSIDriver") {
-    return caches_.csiDrivers.get("", k.name);
+  const ObjectKey key = keyOf(desired);
+  if (key.kind == "CSIDriver") {
+    return caches_.csiDrivers.get("", key.name);
   }
   const CachedChild* child = cachedChild(desired);
   return child == nullptr ? nullptr : &child->head;
@@ -105,24 +117,24 @@ std::vector<const Json*> Reconciler::ownedChildren(const std::string& name,
   const std::vector<std::string> managers = fieldManagers();
   std::vector<const Json*> out;
   for (auto& cache : caches_.children) {
-    for (const CachedChild* c : cache->byIndex(kByOwner, name)) {
-      if (madeFor(c->head, uid, managers)) {
-        out.push_back(&c->head);
+    for (const CachedChild* child : cache->byIndex(kByOwner, name)) {
+      if (madeFor(child->head, uid, managers)) {
+        out.push_back(&child->head);
       }
     }
   }
-  for (const Json* o : caches_.csiDrivers.byIndex(kByOwner, name)) {
-    if (madeFor(*o, uid, managers)) {
-      out.push_back(o);
+  for (const Json* driver : caches_.csiDrivers.byIndex(kByOwner, name)) {
+    if (madeFor(*driver, uid, managers)) {
+      out.push_back(driver);
     }
   }
   return out;
 }
 
-void Reconciler::noteUnmanaged(const Json& child, Observed& o) {
-  o.unmanaged.push_back(unmanagedEntry(child));
+void Reconciler::noteUnmanaged(const Json& child, Observed& observed) {
+  observed.unmanaged.push_back(unmanagedEntry(child));
   if (flagAnnotation(child, api::kUnmanagedAnnotation) == Flag::Invalid) {
-    o.annotationProblems.push_back(
+    observed.annotationProblems.push_back(
         invalidFlagMessage(child, api::kUnmanagedAnnotation, keyOf(child).str()) +
         "; left unmanaged until it is corrected");
   }

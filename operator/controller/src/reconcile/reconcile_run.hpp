@@ -6,15 +6,24 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/types.hpp>
 #include <csiop/controller/csi_driver_decision.hpp>
 #include <csiop/controller/error_line.hpp>
+#include <csiop/controller/reconciler.hpp>
 #include <csiop/controller/status.hpp>
 
 namespace csiop::controller {
+
+// What the status step reports when a step ended the pass early (ReconcileRun::endWithStatus).
+enum class EarlyStatus {
+  Paused,       // spec.paused: the previous status, with the Paused condition (pausedStatus)
+  InvalidSpec,  // the spec fails validation (invalidSpecStatus, with ReconcileRun::specErrors)
+  NameConflict, // the driver name is someone else's (computeStatus, with observed.conflictWith)
+};
 
 struct ReconcileRun {
   // takeSnapshot: the DriverDeployment as cached when the pass began (a copy: the cache changes
@@ -57,6 +66,24 @@ struct ReconcileRun {
   // ServiceAccounts ("ns/name") that exist and are someone else's: the workloads that would run
   // as one of them are not applied.
   std::set<std::string> foreignAccounts;
+
+  // loadSpecOrReportInvalid: why the spec is invalid (one line each), for EarlyStatus::InvalidSpec.
+  std::vector<std::string> specErrors;
+
+  // A step that ended the pass early: what the status step reports (instead of everything the
+  // pass observed) and the result the pass then ends with, unless writing the status ends it
+  // first (a conflict, an error). Unset: the pass went through every step.
+  struct EarlyEnd {
+    EarlyStatus status;
+    ReconcileResult result;
+  };
+  std::optional<EarlyEnd> endedEarly;
+
+  // Ends the pass with the status step, which reports `status`; then the pass ends with `result`.
+  StepResult endWithStatus(EarlyStatus status, ReconcileResult result = ReconcileResult::done()) {
+    endedEarly = EarlyEnd{status, std::move(result)};
+    return StepResult::toStatus();
+  }
 
   const api::Json& desiredCSIDriver() const;
   // A child that could not be applied (or pruned, or replaced): to the status, and its wait to

@@ -12,12 +12,12 @@ namespace csiop::controller {
 // DeleteOptions hold string_views: `uid` must outlive the request, so pass a named string
 // (never a temporary inside a co_await expression, which g++ 12 miscompiles).
 inline kube::DeleteOptions deleteOnly(const std::string& uid, bool background = false) {
-  kube::DeleteOptions o;
-  o.preconditionUid = uid;
+  kube::DeleteOptions options;
+  options.preconditionUid = uid;
   if (background) {
-    o.propagationPolicy = kube::Propagation::Background;
+    options.propagationPolicy = kube::Propagation::Background;
   }
-  return o;
+  return options;
 }
 
 } // namespace csiop::controller

@@ -23,11 +23,11 @@ std::optional<ReconcileRun> Reconciler::takeSnapshot(const std::string& name) {
   run.uid = api::metadataField(run.dd, "uid");
   const api::Decoded decoded = api::decode(run.dd);
   run.previous = decoded.object.status;
-  Observed& o = run.observed;
-  o.generation = decoded.object.generation();
-  o.deleting = run.dd["metadata"].contains("deletionTimestamp");
-  o.paused = api::isTrue(run.dd.value("spec", Json::object()), "paused");
-  if (o.deleting && !hasFinalizer(run.dd, kFinalizer)) {
+  Observed& observed = run.observed;
+  observed.generation = decoded.object.generation();
+  observed.deleting = run.dd["metadata"].contains("deletionTimestamp");
+  observed.paused = api::isTrue(run.dd.value("spec", Json::object()), "paused");
+  if (observed.deleting && !hasFinalizer(run.dd, kFinalizer)) {
     forget(name);
     return std::nullopt; // finalized: the API server removes it
   }

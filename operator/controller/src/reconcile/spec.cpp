@@ -15,12 +15,8 @@ asio::awaitable<StepResult> Reconciler::loadSpecOrReportInvalid(ReconcileRun& ru
   api::Loaded loaded = api::loadDriverDeployment(run.dd, api::UnknownFields::Ignore,
                                                  render::admissionCheck(caches_.objectKinds()));
   if (!loaded.ok()) {
-    const api::DriverDeploymentStatus invalid =
-        invalidSpecStatus(run.observed, run.previous, loaded.errors, now_());
-    if (StepResult end = co_await writeStatus(run, invalid)) {
-      co_return end;
-    }
-    co_return ReconcileResult::done();
+    run.specErrors = std::move(loaded.errors); // reported by the status step; no child is written
+    co_return run.endWithStatus(EarlyStatus::InvalidSpec);
   }
   run.spec = std::move(loaded.objects.front());
   run.effective = api::resolve(*run.spec);

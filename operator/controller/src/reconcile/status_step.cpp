@@ -1,5 +1,6 @@
-// The status, from what the pass observed (computeStatus is pure), written only when it
-// differs from what the server holds.
+// The status, the only place it is written: from what the pass observed (computeStatus is pure),
+// or what a step that ended the pass early asked for (paused, an invalid spec, a name conflict);
+// written only when it differs from what the server holds.
 #include <csiop/controller/reconciler.hpp>
 
 #include <csiop/api/codec.hpp>
@@ -19,33 +20,53 @@ using api::metadataField;
 
 namespace {
 
-Observed::Workload workload(const Json& o, bool daemonSet) {
-  const Json status = o.value("status", Json::object());
-  const auto num = [&](const Json& j, const char* f) {
-    return j.contains(f) && j[f].is_number_integer() ? j[f].get<std::int32_t>() : 0;
+Observed::Workload workload(const Json& live, bool daemonSet) {
+  const Json status = live.value("status", Json::object());
+  const auto num = [&](const Json& object, const char* field) {
+    return object.contains(field) && object[field].is_number_integer()
+               ? object[field].get<std::int32_t>()
+               : 0;
   };
-  Observed::Workload w;
-  const auto generation = o["metadata"].value("generation", Json(0));
-  w.observedCurrent = status.value("observedGeneration", Json(-1)) == generation;
+  Observed::Workload counts;
+  const auto generation = live["metadata"].value("generation", Json(0));
+  counts.observedCurrent = status.value("observedGeneration", Json(-1)) == generation;
   if (daemonSet) {
-    w.desired = num(status, "desiredNumberScheduled");
-    w.updated = num(status, "updatedNumberScheduled");
-    w.ready = num(status, "numberReady");
+    counts.desired = num(status, "desiredNumberScheduled");
+    counts.updated = num(status, "updatedNumberScheduled");
+    counts.ready = num(status, "numberReady");
   } else {
-    w.desired = num(o.value("spec", Json::object()), "replicas");
-    w.updated = num(status, "updatedReplicas");
-    w.ready = num(status, "readyReplicas");
+    counts.desired = num(live.value("spec", Json::object()), "replicas");
+    counts.updated = num(status, "updatedReplicas");
+    counts.ready = num(status, "readyReplicas");
   }
-  return w;
+  return counts;
 }
 
 } // namespace
 
 asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
+  if (run.endedEarly) {
+    api::DriverDeploymentStatus status;
+    switch (run.endedEarly->status) {
+    case EarlyStatus::Paused:
+      status = pausedStatus(run.observed, run.previous, now_());
+      break;
+    case EarlyStatus::InvalidSpec:
+      status = invalidSpecStatus(run.observed, run.previous, run.specErrors, now_());
+      break;
+    case EarlyStatus::NameConflict:
+      status = computeStatus(run.observed, run.previous, now_());
+      break;
+    }
+    if (std::optional<ReconcileResult> end = co_await writeStatus(run, status)) {
+      co_return std::move(*end);
+    }
+    co_return std::move(run.endedEarly->result);
+  }
   observeWorkloads(run);
-  if (StepResult end =
-          co_await writeStatus(run, computeStatus(run.observed, run.previous, now_()))) {
-    co_return end;
+  const api::DriverDeploymentStatus status = computeStatus(run.observed, run.previous, now_());
+  if (std::optional<ReconcileResult> end = co_await writeStatus(run, status)) {
+    co_return std::move(*end);
   }
   if (!run.observed.applyErrors.empty()) {
     co_return ReconcileResult::error(run.observed.applyErrors.front(), run.retryWait);
@@ -57,53 +78,57 @@ asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
 }
 
 void Reconciler::observeWorkloads(ReconcileRun& run) {
-  const api::Effective& e = *run.effective;
-  Observed& o = run.observed;
+  const api::Effective& effective = *run.effective;
+  Observed& observed = run.observed;
   // A workload this reconciler applied a new spec to, before the cache shows it: its status is
   // that of the old spec, which the new one is not.
-  const auto observe = [this](const Json& w, bool daemonSet) {
-    Observed::Workload out = workload(w, daemonSet);
-    out.observedCurrent = out.observedCurrent && !applied_.behindLastApply(w);
+  const auto observe = [this](const Json& live, bool daemonSet) {
+    Observed::Workload out = workload(live, daemonSet);
+    out.observedCurrent = out.observedCurrent && !applied_.behindLastApply(live);
     return out;
   };
-  if (const CachedChild* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node")) {
-    o.nodes = observe(ds->head, true);
+  if (const CachedChild* daemonSet =
+          caches_.child("DaemonSet")->get(effective.namespace_, effective.name + "-node")) {
+    observed.nodes = observe(daemonSet->head, true);
   }
   // The Windows node plugin's nodes count as nodes of the driver alike.
-  if (e.windowsNode) {
-    const CachedChild* ds = caches_.child("DaemonSet")->get(e.namespace_, e.name + "-node-windows");
-    if (ds == nullptr) {
-      o.nodes.reset(); // not created yet: the node plugins are not all there
-    } else if (o.nodes) {
-      const Observed::Workload w = observe(ds->head, true);
-      o.nodes->desired += w.desired;
-      o.nodes->updated += w.updated;
-      o.nodes->ready += w.ready;
-      o.nodes->observedCurrent = o.nodes->observedCurrent && w.observedCurrent;
-      if (o.nodeUpdate) { // the Linux plugin's own rollout counts its pods; these are current
-        o.nodeUpdate->updated += w.updated;
+  if (effective.windowsNode) {
+    const CachedChild* daemonSet =
+        caches_.child("DaemonSet")->get(effective.namespace_, effective.name + "-node-windows");
+    if (daemonSet == nullptr) {
+      observed.nodes.reset(); // not created yet: the node plugins are not all there
+    } else if (observed.nodes) {
+      const Observed::Workload windows = observe(daemonSet->head, true);
+      observed.nodes->desired += windows.desired;
+      observed.nodes->updated += windows.updated;
+      observed.nodes->ready += windows.ready;
+      observed.nodes->observedCurrent = observed.nodes->observedCurrent && windows.observedCurrent;
+      if (observed
+              .nodeUpdate) { // the Linux plugin's own rollout counts its pods; these are current
+        observed.nodeUpdate->updated += windows.updated;
       }
     }
   }
-  if (e.hasControllerWorkload()) {
-    if (const CachedChild* w =
-            caches_.child(e.controller->kind)->get(e.namespace_, e.name + "-controller")) {
-      o.controller = observe(w->head, false);
+  if (effective.hasControllerWorkload()) {
+    if (const CachedChild* controller =
+            caches_.child(effective.controller->kind)
+                ->get(effective.namespace_, effective.name + "-controller")) {
+      observed.controller = observe(controller->head, false);
     }
   }
   std::vector<const CachedPod*> pods;
-  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, e.name)) {
-    if (pod->namespace_ == e.namespace_) {
+  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
+    if (pod->namespace_ == effective.namespace_) {
       pods.push_back(pod);
     }
   }
-  o.podProblems = podProblems(pods);
-  o.registered = static_cast<std::int32_t>(caches_.nodesRegistering(e.driverName));
+  observed.podProblems = podProblems(pods);
+  observed.registered = static_cast<std::int32_t>(caches_.nodesRegistering(effective.driverName));
 }
 
-asio::awaitable<StepResult> Reconciler::writeStatus(const ReconcileRun& run,
-                                                    const api::DriverDeploymentStatus& s) {
-  const Json status = api::encode(s);
+asio::awaitable<std::optional<ReconcileResult>>
+Reconciler::writeStatus(const ReconcileRun& run, const api::DriverDeploymentStatus& toWrite) {
+  const Json status = api::encode(toWrite);
   const std::string& name = run.name;
   const std::string cachedVersion = metadataField(run.dd, "resourceVersion");
   auto written = statusWritten_.find(name);

@@ -1,6 +1,11 @@
 // What a pass reports of an error: the line the status (Degraded) and the log show, and how long
 // the API server asked to be left alone (kube::ApiError::retryWait: a 429's Retry-After), which
 // the pass's Error result carries to the work queue, so that the retry waits for it.
+//
+// Errors travel as values from the client to the step: a request's kube::Attempt<T> (where the
+// caller branches on the kind of failure or uses the answer), and std::optional<ErrorLine> from
+// the helpers that report one (std::nullopt: it succeeded). Nothing in src/reconcile/ throws for
+// a failed request.
 #pragma once
 
 #include <chrono>
@@ -13,18 +18,16 @@
 namespace csiop::controller {
 
 struct ErrorLine {
-  std::string text; // "" : no error
+  std::string text;
   std::chrono::seconds retryWait{0};
   // The object exists and is someone else's (left untouched, never adopted).
   bool foreign = false;
 
-  bool empty() const { return text.empty(); }
-
   // `context` followed by the failed request's message, e.g. "deleting Kind ns/name: " + ...
   template <class T> static ErrorLine of(std::string context, const kube::Attempt<T>& failed) {
-    const kube::ApiError* e = failed.apiError();
+    const kube::ApiError* apiError = failed.apiError();
     return {std::move(context) + failed.message(),
-            e == nullptr ? std::chrono::seconds::zero() : e->retryWait()};
+            apiError == nullptr ? std::chrono::seconds::zero() : apiError->retryWait()};
   }
 };
 

@@ -6,7 +6,9 @@
 //   name -> ensure the finalizer, claim the driver name and apply the ServiceAccounts (at the
 //   same time) -> apply the children -> prune -> roll the node plugins -> write the status
 //
-// Each step either goes on or ends the pass with a ReconcileResult (the last one always ends it).
+// Each step goes on, ends the pass with a ReconcileResult, or ends it with the status step (a
+// paused DriverDeployment, an invalid spec, a driver name conflict: what to report is set on the
+// run). The status step is the only one that writes the status, and always ends the pass.
 // Level-triggered and idempotent: every pass starts from the caches, and a converged
 // DriverDeployment costs no write at all.
 #pragma once
@@ -18,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -29,6 +32,7 @@
 #include <csiop/controller/error_line.hpp>
 #include <csiop/controller/status.hpp>
 #include <csiop/controller/volume_usage.hpp>
+#include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/events.hpp>
 #include <csiop/runtime/reconcile_result.hpp>
 
@@ -55,8 +59,29 @@ inline constexpr std::chrono::milliseconds kChildrenGoing{300};
 inline constexpr std::chrono::milliseconds kPrerequisitesMissing{30'000};
 } // namespace requeue
 
-// What a step decides: std::nullopt goes on to the next step; a result ends the pass.
-using StepResult = std::optional<ReconcileResult>;
+// What a step decides: std::nullopt goes on to the next step; a ReconcileResult ends the pass
+// there (nothing more is written); StepResult::toStatus() skips to the status step, which
+// writes the status the run's outcome says and ends the pass (ReconcileRun::endWithStatus).
+class StepResult {
+public:
+  StepResult() = default; // goes on
+  StepResult(std::nullopt_t) {}
+  StepResult(ReconcileResult end) : end_(std::move(end)) {}
+  static StepResult toStatus() {
+    StepResult skip(std::nullopt);
+    skip.toStatus_ = true;
+    return skip;
+  }
+
+  bool goesOn() const { return !end_ && !toStatus_; }
+  bool skipsToStatus() const { return toStatus_; }
+  // The result that ends the pass (only when neither goesOn() nor skipsToStatus()).
+  ReconcileResult& result() { return *end_; }
+
+private:
+  std::optional<ReconcileResult> end_;
+  bool toStatus_ = false;
+};
 
 // The state one pass carries from step to step (src/reconcile/reconcile_run.hpp).
 struct ReconcileRun;
@@ -110,12 +135,14 @@ private:
   std::optional<ReconcileRun> takeSnapshot(const std::string& name);
   // forget.cpp: drops what is kept for the DriverDeployment `name`.
   void forget(const std::string& name);
-  // pause.cpp: spec.paused: nothing is written but the status (the Paused condition).
+  // pause.cpp: spec.paused: nothing is written but the status (the Paused condition): the pass
+  // skips to the status step.
   boost::asio::awaitable<StepResult> holdWhilePaused(ReconcileRun& run);
   // finalizer.cpp: a DriverDeployment being deleted is finalized, unless volumes of its driver
   // are in use (it is then managed on until they are gone).
   boost::asio::awaitable<StepResult> finalizeUnlessBlocked(ReconcileRun& run);
-  // spec.cpp: validation the schema could not express (normally stopped by the webhook).
+  // spec.cpp: validation the schema could not express (normally stopped by the webhook); an
+  // invalid spec skips to the status step, which reports it.
   boost::asio::awaitable<StepResult> loadSpecOrReportInvalid(ReconcileRun& run);
   // desired.cpp: render, and the content hashes of the ConfigMaps and Secrets the workloads
   // reference (their pods roll when one changes).
@@ -125,7 +152,8 @@ private:
   // that is not served are not applied.
   boost::asio::awaitable<StepResult> checkPrerequisites(ReconcileRun& run);
   // driver_name.cpp: the CSIDriver object decides who owns the driver name (from the cache): a
-  // name someone else holds is reported, and the pass ends before anything is written.
+  // name someone else holds skips to the status step, which reports it, before anything else is
+  // written.
   boost::asio::awaitable<StepResult> checkDriverName(ReconcileRun& run);
   // reconcile.cpp: the next three at the same time (independent requests: one round trip
   // before the children instead of two); the first result that ends the pass, in this order.
@@ -145,7 +173,9 @@ private:
   // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
   // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
-  // status_step.cpp: observes the workloads and writes the status; always ends the pass.
+  // status_step.cpp: the only writer of the status: what the run's outcome says (paused, an
+  // invalid spec, a name conflict), or else what the pass observed, with the workloads observed
+  // here; always ends the pass (as the outcome says, or from the pass's errors).
   boost::asio::awaitable<StepResult> reportStatus(ReconcileRun& run);
 
   // --- what the steps share ------------------------------------------------------------------
@@ -161,44 +191,48 @@ private:
   // finalizer.cpp
   boost::asio::awaitable<std::optional<std::string>> deletionBlocker(ReconcileRun& run);
   boost::asio::awaitable<ReconcileResult> finalize(const ReconcileRun& run);
-  // Drops the owner reference and owner marks: the object stays, unmanaged. An error line, or
-  // an empty one on success (also when it is gone).
-  boost::asio::awaitable<ErrorLine> orphan(const api::Json& child);
-  // Deletes a child of DriverDeployment `owner` (that one only: its uid); an error line, or an
-  // empty one on success (also when it is gone already).
-  boost::asio::awaitable<ErrorLine> deleteChild(const api::Json& child, std::string owner);
+  // Drops the owner reference and owner marks: the object stays, unmanaged. The error, or
+  // std::nullopt on success (also when it is gone).
+  boost::asio::awaitable<std::optional<ErrorLine>> orphan(const api::Json& child);
+  // Deletes a child of DriverDeployment `owner` (that one only: its uid); the error, or
+  // std::nullopt on success (also when it is gone already).
+  boost::asio::awaitable<std::optional<ErrorLine>> deleteChild(const api::Json& child,
+                                                               std::string owner);
   // desired.cpp: sets the content hash of what each workload references on its pod template;
   // true if any workload references something this DriverDeployment does not render (read again
   // every configPollPeriod_). An object
   // that cannot be read keeps the live hash.
   boost::asio::awaitable<bool> annotateConfigHashes(ReconcileRun& run);
   // driver_name.cpp: the claim decideCSIDriver decided (Create, or Recreate: the old one
-  // deleted first); throws the request's error. `oldUid`: the live CSIDriver's (Recreate
-  // deletes only that one).
-  boost::asio::awaitable<void> claimCSIDriver(CSIDriverDecision::Action action,
-                                              const api::Json& desired, std::string oldUid);
-  // The whole CSIDriver applied, once claimed; an error line, or an empty one on success.
-  boost::asio::awaitable<ErrorLine> applyCSIDriver(const api::Json& desired);
+  // deleted first): the create's answer, or the first failed request's error. `oldUid`: the
+  // live CSIDriver's (Recreate deletes only that one).
+  boost::asio::awaitable<kube::Attempt<api::Json>>
+  claimCSIDriver(CSIDriverDecision::Action action, const api::Json& desired, std::string oldUid);
+  // The whole CSIDriver applied, once claimed; the error, or std::nullopt on success.
+  boost::asio::awaitable<std::optional<ErrorLine>> applyCSIDriver(const api::Json& desired);
   // children.cpp: `members` at the same time (but those marked unmanaged); the errors go to the
   // status.
   boost::asio::awaitable<void> applyAtOnce(ReconcileRun& run,
                                            const std::vector<const api::Json*>& members);
-  // children.cpp: creates or applies one child; an error line, or an empty one on success.
-  boost::asio::awaitable<ErrorLine> applyChild(const api::Json& desired, const std::string& uid);
+  // children.cpp: creates or applies one child; the error, or std::nullopt on success.
+  boost::asio::awaitable<std::optional<ErrorLine>> applyChild(const api::Json& desired,
+                                                              const std::string& uid);
   // Not in the caches: a create; if it exists after all, as updateChild.
-  boost::asio::awaitable<ErrorLine> createChild(const kube::ResourceRef& ref,
-                                                const api::Json& desired, const std::string& uid);
-  // Someone else's: left alone; as last applied or containing `desired`: nothing; else applied
-  // (a StorageClass whose immutable fields changed: recreated).
-  boost::asio::awaitable<ErrorLine> updateChild(const kube::ResourceRef& ref,
-                                                const api::Json& desired, const api::Json& live,
-                                                const std::string& uid);
+  boost::asio::awaitable<std::optional<ErrorLine>>
+  createChild(const kube::ResourceRef& ref, const api::Json& desired, const std::string& uid);
+  // Someone else's: left alone (an error marked foreign); as last applied or containing
+  // `desired`: nothing; else applied (a StorageClass whose immutable fields changed: recreated).
+  boost::asio::awaitable<std::optional<ErrorLine>> updateChild(const kube::ResourceRef& ref,
+                                                               const api::Json& desired,
+                                                               const api::Json& live,
+                                                               const std::string& uid);
   // Hands what the operator created with a POST over to its server-side apply
-  // (field_ownership.hpp), then applies `desired`; throws the request's error.
-  boost::asio::awaitable<api::Json> takeOwnershipAndApply(const kube::ResourceRef& ref,
-                                                          const api::Json& desired,
-                                                          const api::Json& live);
-  boost::asio::awaitable<ErrorLine>
+  // (field_ownership.hpp), then applies `desired`: the apply's answer, or the first failed
+  // request's error.
+  boost::asio::awaitable<kube::Attempt<api::Json>>
+  takeOwnershipAndApply(const kube::ResourceRef& ref, const api::Json& desired,
+                        const api::Json& live);
+  boost::asio::awaitable<std::optional<ErrorLine>>
   recreateStorageClass(const kube::ResourceRef& ref, const api::Json& desired, std::string oldUid);
   // status_step.cpp: the workloads' and registration's part of the status.
   void observeWorkloads(ReconcileRun& run);
@@ -206,10 +240,11 @@ private:
   // shows this reconciler's last status write; else that write's (the cache may still hold
   // an older status, and the echo of the write queues no reconcile: manager.cpp). The write is
   // conditional on the cached resourceVersion: from a cache behind the server, a conflict,
-  // which (as a DriverDeployment gone meanwhile) ends the pass with a short requeue.
-  boost::asio::awaitable<StepResult> writeStatus(const ReconcileRun& run,
-                                                 const api::DriverDeploymentStatus& s);
-  void noteUnmanaged(const api::Json& child, Observed& o);
+  // which (as a DriverDeployment gone meanwhile) ends the pass with a short requeue. Only
+  // reportStatus calls it; std::nullopt: written (or nothing to write).
+  boost::asio::awaitable<std::optional<ReconcileResult>>
+  writeStatus(const ReconcileRun& run, const api::DriverDeploymentStatus& status);
+  void noteUnmanaged(const api::Json& child, Observed& observed);
   // The children the operator made for the DriverDeployment `name` with `uid` (madeFor), as
   // their heads (CachedChild::head; the CSIDriver whole): what pruning and deletion may remove.
   // A copy someone else made of one is not among them. The pointers are into the caches: valid
