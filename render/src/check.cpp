@@ -185,21 +185,23 @@ api::ErrorList checkRendered(const api::DriverDeployment& object) {
   if (!nodePatched && !controllerPatched && !windowsPatched) {
     return errors;
   }
-  const api::Effective e = api::resolve(object);
+  const api::Effective effective = api::resolve(object);
   if (nodePatched) {
     PodCheck(errors, "spec.node.podTemplatePatch")
-        .run(renderNodeDaemonSet(e), {e.node.driver.name, true, kSocketDir, "/registration"});
+        .run(renderNodeDaemonSet(effective),
+             {effective.node.driver.name, true, kSocketDir, "/registration"});
   }
-  if (windowsPatched && e.windowsNode) {
-    const bool hostProcess = e.windowsNode->hostProcess;
+  if (windowsPatched && effective.windowsNode) {
+    const bool hostProcess = effective.windowsNode->hostProcess;
     PodCheck(errors, "spec.windowsNode.podTemplatePatch")
-        .run(renderWindowsNodeDaemonSet(e),
-             {e.windowsNode->driver.name, true, hostProcess ? "" : kWindowsSocketDir,
+        .run(renderWindowsNodeDaemonSet(effective),
+             {effective.windowsNode->driver.name, true, hostProcess ? "" : kWindowsSocketDir,
               hostProcess ? "" : kWindowsRegistrationDir});
   }
-  if (controllerPatched && e.hasControllerWorkload()) {
+  if (controllerPatched && effective.hasControllerWorkload()) {
     PodCheck(errors, "spec.controller.podTemplatePatch")
-        .run(renderControllerWorkload(e), {e.controller->driver.name, false, kSocketDir, ""});
+        .run(renderControllerWorkload(effective),
+             {effective.controller->driver.name, false, kSocketDir, ""});
   }
   return errors;
 }
@@ -207,8 +209,8 @@ api::ErrorList checkRendered(const api::DriverDeployment& object) {
 api::Check admissionCheck(const std::vector<api::ObjectKind>& objectKinds) {
   return [&objectKinds](const api::DriverDeployment& object) {
     api::ErrorList errors = api::checkObjectKinds(object, objectKinds);
-    for (auto& e : checkRendered(object)) {
-      errors.push_back(std::move(e));
+    for (auto& error : checkRendered(object)) {
+      errors.push_back(std::move(error));
     }
     return errors;
   };

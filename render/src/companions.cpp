@@ -2,10 +2,11 @@
 
 namespace csiop::render {
 
-std::vector<Json> renderConfigMaps(const Effective& e) {
+std::vector<Json> renderConfigMaps(const Effective& effective) {
   std::vector<Json> out;
-  for (const auto& cm : e.configMaps) {
-    Json obj = object(e, "v1", "ConfigMap", cm.name, e.namespace_, component::kConfig);
+  for (const auto& cm : effective.configMaps) {
+    Json obj =
+        object(effective, "v1", "ConfigMap", cm.name, effective.namespace_, component::kConfig);
     addUserMetadata(obj, cm.labels, cm.annotations);
     if (cm.data) {
       obj["data"] = Json(*cm.data);
@@ -18,18 +19,19 @@ std::vector<Json> renderConfigMaps(const Effective& e) {
   return out;
 }
 
-std::vector<Json> renderServices(const Effective& e) {
+std::vector<Json> renderServices(const Effective& effective) {
   std::vector<Json> out;
-  for (const auto& s : e.services) {
-    Json obj = object(e, "v1", "Service", s.name, e.namespace_, component::kService);
+  for (const auto& s : effective.services) {
+    Json obj =
+        object(effective, "v1", "Service", s.name, effective.namespace_, component::kService);
     addUserMetadata(obj, s.labels, s.annotations);
     Json spec = Json::object();
     spec["type"] = s.type.value_or("ClusterIP");
     if (s.clusterIP) {
       spec["clusterIP"] = *s.clusterIP;
     }
-    spec["selector"] =
-        selectorLabels(e, s.component == "Controller" ? component::kController : component::kNode);
+    spec["selector"] = selectorLabels(
+        effective, s.component == "Controller" ? component::kController : component::kNode);
     spec["ports"] = s.ports.value_or(Json::array());
     obj["spec"] = std::move(spec);
     out.push_back(std::move(obj));
@@ -37,13 +39,13 @@ std::vector<Json> renderServices(const Effective& e) {
   return out;
 }
 
-std::optional<Json> renderPodDisruptionBudget(const Effective& e) {
-  if (!e.podDisruptionBudget || !e.hasControllerWorkload()) {
+std::optional<Json> renderPodDisruptionBudget(const Effective& effective) {
+  if (!effective.podDisruptionBudget || !effective.hasControllerWorkload()) {
     return std::nullopt;
   }
-  const api::PodDisruptionBudgetSpec& pdb = *e.podDisruptionBudget;
-  Json obj = object(e, "policy/v1", "PodDisruptionBudget", controllerName(e), e.namespace_,
-                    component::kController);
+  const api::PodDisruptionBudgetSpec& pdb = *effective.podDisruptionBudget;
+  Json obj = object(effective, "policy/v1", "PodDisruptionBudget", controllerName(effective),
+                    effective.namespace_, component::kController);
   Json spec = Json::object();
   if (pdb.minAvailable) {
     spec["minAvailable"] = *pdb.minAvailable;
@@ -51,7 +53,7 @@ std::optional<Json> renderPodDisruptionBudget(const Effective& e) {
   if (pdb.maxUnavailable) {
     spec["maxUnavailable"] = *pdb.maxUnavailable;
   }
-  spec["selector"] = {{"matchLabels", selectorLabels(e, component::kController)}};
+  spec["selector"] = {{"matchLabels", selectorLabels(effective, component::kController)}};
   if (pdb.unhealthyPodEvictionPolicy) {
     spec["unhealthyPodEvictionPolicy"] = *pdb.unhealthyPodEvictionPolicy;
   }
@@ -59,11 +61,11 @@ std::optional<Json> renderPodDisruptionBudget(const Effective& e) {
   return obj;
 }
 
-std::vector<Json> renderAggregatedClusterRoles(const Effective& e) {
+std::vector<Json> renderAggregatedClusterRoles(const Effective& effective) {
   std::vector<Json> out;
-  for (const auto& r : e.aggregatedClusterRoles) {
-    Json obj =
-        object(e, "rbac.authorization.k8s.io/v1", "ClusterRole", r.name, "", component::kRbac);
+  for (const auto& r : effective.aggregatedClusterRoles) {
+    Json obj = object(effective, "rbac.authorization.k8s.io/v1", "ClusterRole", r.name, "",
+                      component::kRbac);
     // The aggregation labels go with the operator's, before the user's.
     for (const auto& to : r.aggregateTo) {
       obj["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-" + to] = "true";
@@ -75,10 +77,10 @@ std::vector<Json> renderAggregatedClusterRoles(const Effective& e) {
   return out;
 }
 
-std::vector<Json> renderVolumeSnapshotClasses(const Effective& e) {
+std::vector<Json> renderVolumeSnapshotClasses(const Effective& effective) {
   std::vector<Json> out;
-  for (const auto& c : e.volumeSnapshotClasses) {
-    Json obj = object(e, "snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", c.name, "",
+  for (const auto& c : effective.volumeSnapshotClasses) {
+    Json obj = object(effective, "snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", c.name, "",
                       component::kSnapshotClass);
     Json annotations = Json::object();
     if (c.isDefault) {
@@ -86,7 +88,7 @@ std::vector<Json> renderVolumeSnapshotClasses(const Effective& e) {
           *c.isDefault ? "true" : "false";
     }
     addUserMetadata(obj, c.labels, c.annotations, annotations);
-    obj["driver"] = e.driverName;
+    obj["driver"] = effective.driverName;
     obj["deletionPolicy"] = c.deletionPolicy.value_or("Delete");
     if (c.parameters && !c.parameters->empty()) {
       obj["parameters"] = Json(*c.parameters);
@@ -96,15 +98,16 @@ std::vector<Json> renderVolumeSnapshotClasses(const Effective& e) {
   return out;
 }
 
-std::vector<Json> renderObjects(const Effective& e) {
+std::vector<Json> renderObjects(const Effective& effective) {
   std::vector<Json> out;
-  for (const Json& given : e.objects) {
+  for (const Json& given : effective.objects) {
     if (!given.is_object()) {
       continue; // validation reports it
     }
     const Json meta = given.value("metadata", Json::object());
-    Json obj = object(e, given.value("apiVersion", "").c_str(), given.value("kind", "").c_str(),
-                      meta.value("name", ""), e.namespace_, component::kObject);
+    Json obj =
+        object(effective, given.value("apiVersion", "").c_str(), given.value("kind", "").c_str(),
+               meta.value("name", ""), effective.namespace_, component::kObject);
     const auto strings = [&](const char* field) {
       std::optional<api::StringMap> map;
       if (const auto it = meta.find(field); it != meta.end() && it->is_object()) {

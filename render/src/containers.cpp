@@ -28,8 +28,8 @@ const char* portName(api::Component c) {
 
 } // namespace
 
-int capacityOwnerLevel(const Effective& e) {
-  return e.hasControllerWorkload() && e.controller->kind == "Deployment" ? 2 : 1;
+int capacityOwnerLevel(const Effective& effective) {
+  return effective.hasControllerWorkload() && effective.controller->kind == "Deployment" ? 2 : 1;
 }
 
 Json socketMount() {
@@ -54,7 +54,7 @@ Json livenessContainer(const api::EffectiveProbe& probe, const SocketAccess& soc
   return c;
 }
 
-Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
+Json sidecarContainer(const Effective& effective, const api::EffectiveSidecar& s) {
   Json c = sidecarBase(s.name, s.container);
   Json args = Json::array({std::string("--csi-address=") + kSocketPath});
   if (s.http.enabled) {
@@ -73,12 +73,13 @@ Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
       args.push_back("--leader-election-retry-period=" + *le.retryPeriod);
     }
   }
-  const bool capacity = s.component == api::Component::Provisioner && e.csiDriver.storageCapacity;
+  const bool capacity =
+      s.component == api::Component::Provisioner && effective.csiDriver.storageCapacity;
   if (capacity) {
     // The CSIStorageCapacity objects are owned by the sidecar's workload: pod ->
     // StatefulSet or DaemonSet is one level, pod -> ReplicaSet -> Deployment two.
     args.push_back("--enable-capacity");
-    args.push_back("--capacity-ownerref-level=" + std::to_string(capacityOwnerLevel(e)));
+    args.push_back("--capacity-ownerref-level=" + std::to_string(capacityOwnerLevel(effective)));
   }
   for (const auto& a : s.container.extraArgs) {
     args.push_back(a);
@@ -100,7 +101,7 @@ Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s) {
   return c;
 }
 
-Json nodeProvisionerContainer(const Effective& e, const api::EffectiveNodeProvisioner& p) {
+Json nodeProvisionerContainer(const Effective& effective, const api::EffectiveNodeProvisioner& p) {
   Json c = sidecarBase("csi-provisioner", p.container);
   // Each node is its own topology segment: only the selected node's topology goes into
   // CreateVolume, and none for immediate binding (upstream's advice for node deployments).
@@ -118,7 +119,7 @@ Json nodeProvisionerContainer(const Effective& e, const api::EffectiveNodeProvis
   if (p.maxDelay) {
     args.push_back("--node-deployment-max-delay=" + *p.maxDelay);
   }
-  const bool capacity = e.csiDriver.storageCapacity;
+  const bool capacity = effective.csiDriver.storageCapacity;
   if (capacity) {
     // The node plugin DaemonSet owns each node's CSIStorageCapacity objects (pod -> DaemonSet).
     args.push_back("--enable-capacity");

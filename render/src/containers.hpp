@@ -19,17 +19,17 @@ Json livenessContainer(const api::EffectiveProbe& probe, const SocketAccess& soc
 // Every sidecar runs with its own securityContext (unprivileged by default), whatever the
 // driver's: on SELinux hosts that enforce, a sidecar may need seLinuxOptions type spc_t
 // (or privileged) to use a socket that a privileged driver created; the user says so.
-Json sidecarContainer(const Effective& e, const api::EffectiveSidecar& s);
+Json sidecarContainer(const Effective& effective, const api::EffectiveSidecar& s);
 
 // external-provisioner beside the driver on every node (--node-deployment): it provisions
 // (and publishes the capacity of) its own node only, without leader election.
-Json nodeProvisionerContainer(const Effective& e, const api::EffectiveNodeProvisioner& p);
+Json nodeProvisionerContainer(const Effective& effective, const api::EffectiveNodeProvisioner& p);
 
 Json socketMount();
 
 // How many owner references the provisioner follows from its pod to the workload
 // that owns its CSIStorageCapacity objects: 1 for a StatefulSet or the node plugin
 // DaemonSet, 2 for a Deployment (pod -> ReplicaSet -> Deployment).
-int capacityOwnerLevel(const Effective& e);
+int capacityOwnerLevel(const Effective& effective);
 
 } // namespace csiop::render

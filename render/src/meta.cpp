@@ -4,36 +4,36 @@
 
 namespace csiop::render {
 
-Json labels(const Effective& e, const char* componentName) {
+Json labels(const Effective& effective, const char* componentName) {
   return Json{
-      {"app.kubernetes.io/name", e.driverName},
-      {"app.kubernetes.io/instance", e.name},
+      {"app.kubernetes.io/name", effective.driverName},
+      {"app.kubernetes.io/instance", effective.name},
       {"app.kubernetes.io/component", componentName},
       {"app.kubernetes.io/part-of", api::kManagedBy},
       {"app.kubernetes.io/managed-by", api::kManagedBy},
-      {api::kOwnerLabel, e.name},
+      {api::kOwnerLabel, effective.name},
   };
 }
 
-Json selectorLabels(const Effective& e, const char* componentName) {
-  return Json{{"app.kubernetes.io/instance", e.name},
+Json selectorLabels(const Effective& effective, const char* componentName) {
+  return Json{{"app.kubernetes.io/instance", effective.name},
               {"app.kubernetes.io/component", componentName}};
 }
 
-Json object(const Effective& e, const char* apiVersion, const char* kind, const std::string& name,
-            const std::string& ns, const char* componentName) {
+Json object(const Effective& effective, const char* apiVersion, const char* kind,
+            const std::string& name, const std::string& ns, const char* componentName) {
   Json meta = Json::object();
   meta["name"] = name;
   if (!ns.empty()) {
     meta["namespace"] = ns;
   }
-  meta["labels"] = labels(e, componentName);
-  if (!e.uid.empty()) {
+  meta["labels"] = labels(effective, componentName);
+  if (!effective.uid.empty()) {
     meta["ownerReferences"] = Json::array({Json{
         {"apiVersion", api::kApiVersion},
         {"kind", api::kKind},
-        {"name", e.name},
-        {"uid", e.uid},
+        {"name", effective.name},
+        {"uid", effective.uid},
         {"controller", true},
         {"blockOwnerDeletion", true},
     }});
@@ -70,24 +70,24 @@ void addUserMetadata(Json& obj, const std::optional<api::StringMap>& userLabels,
   meta = std::move(ordered);
 }
 
-std::string nodeName(const Effective& e) {
-  return e.name + "-node";
+std::string nodeName(const Effective& effective) {
+  return effective.name + "-node";
 }
 
-std::string windowsNodeName(const Effective& e) {
-  return e.name + "-node-windows";
+std::string windowsNodeName(const Effective& effective) {
+  return effective.name + "-node-windows";
 }
 
-std::string controllerName(const Effective& e) {
-  return e.name + "-controller";
+std::string controllerName(const Effective& effective) {
+  return effective.name + "-controller";
 }
 
-std::string controllerServiceAccount(const Effective& e) {
-  return e.hasControllerWorkload() ? controllerName(e) : nodeName(e);
+std::string controllerServiceAccount(const Effective& effective) {
+  return effective.hasControllerWorkload() ? controllerName(effective) : nodeName(effective);
 }
 
-std::string rbacName(const Effective& e, const std::string& what) {
-  return "csiop:" + e.name + ":" + what;
+std::string rbacName(const Effective& effective, const std::string& what) {
+  return "csiop:" + effective.name + ":" + what;
 }
 
 std::string ownerSelector(const std::string& driverDeploymentName) {

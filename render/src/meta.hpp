@@ -26,13 +26,13 @@ inline constexpr const char* kSnapshotClass = "snapshot-class";
 inline constexpr const char* kObject = "object";
 } // namespace component
 
-Json labels(const Effective& e, const char* componentName);
-Json selectorLabels(const Effective& e, const char* componentName);
+Json labels(const Effective& effective, const char* componentName);
+Json selectorLabels(const Effective& effective, const char* componentName);
 
 // {apiVersion, kind, metadata{name, [namespace], labels, [ownerReferences]}}.
 // Owner references are set only when the DriverDeployment's uid is known.
-Json object(const Effective& e, const char* apiVersion, const char* kind, const std::string& name,
-            const std::string& ns, const char* componentName);
+Json object(const Effective& effective, const char* apiVersion, const char* kind,
+            const std::string& name, const std::string& ns, const char* componentName);
 
 // A user's labels (added where the operator's own have no such key) and annotations (with
 // `ours` over them), the annotations placed right after the labels.
@@ -40,12 +40,12 @@ void addUserMetadata(Json& obj, const std::optional<api::StringMap>& userLabels,
                      const std::optional<api::StringMap>& userAnnotations,
                      const Json& ours = Json::object());
 
-std::string nodeName(const Effective& e);        // DaemonSet, ServiceAccount
-std::string windowsNodeName(const Effective& e); // the Windows node plugin's DaemonSet
-std::string controllerName(const Effective& e);  // Deployment/StatefulSet, ServiceAccount
+std::string nodeName(const Effective& effective);        // DaemonSet, ServiceAccount
+std::string windowsNodeName(const Effective& effective); // the Windows node plugin's DaemonSet
+std::string controllerName(const Effective& effective);  // Deployment/StatefulSet, ServiceAccount
 // The ServiceAccount the controller sidecars run as: the controller workload's, or the
 // node plugin's when they run in its pods.
-std::string controllerServiceAccount(const Effective& e);
-std::string rbacName(const Effective& e, const std::string& what);
+std::string controllerServiceAccount(const Effective& effective);
+std::string rbacName(const Effective& effective, const std::string& what);
 
 } // namespace csiop::render

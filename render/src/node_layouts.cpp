@@ -28,8 +28,8 @@ std::string pipe(const std::string& api) {
 
 } // namespace
 
-NodePluginLayout linuxNodeLayout(const Effective& e) {
-  const std::string& k = e.node.kubeletDir;
+NodePluginLayout linuxNodeLayout(const Effective& effective) {
+  const std::string& k = effective.node.kubeletDir;
   NodePluginLayout l;
   l.socket = linuxSocket();
   l.driverEndpoint = kSocketEndpoint;
@@ -38,10 +38,11 @@ NodePluginLayout linuxNodeLayout(const Effective& e) {
   l.driverMounts =
       Json::array({socketMount(), bidirectionalMount("mountpoint-dir", k + "/pods"),
                    bidirectionalMount("plugins-dir", k + "/plugins"), mount("dev-dir", "/dev")});
-  l.registration = {"--kubelet-registration-path=" + k + "/plugins/" + e.driverName + "/csi.sock"};
+  l.registration = {"--kubelet-registration-path=" + k + "/plugins/" + effective.driverName +
+                    "/csi.sock"};
   l.registrarMounts = Json::array({socketMount(), mount("registration-dir", "/registration")});
   l.volumes = Json::array({
-      hostPath("socket-dir", k + "/plugins/" + e.driverName, "DirectoryOrCreate"),
+      hostPath("socket-dir", k + "/plugins/" + effective.driverName, "DirectoryOrCreate"),
       hostPath("registration-dir", k + "/plugins_registry", "Directory"),
       hostPath("mountpoint-dir", k + "/pods", "DirectoryOrCreate"),
       hostPath("plugins-dir", k + "/plugins", "Directory"),
@@ -50,9 +51,9 @@ NodePluginLayout linuxNodeLayout(const Effective& e) {
   return l;
 }
 
-NodePluginLayout windowsNodeLayout(const Effective& e) {
-  const auto& w = *e.windowsNode;
-  const std::string hostSocketDir = w.kubeletDir + "\\plugins\\" + e.driverName;
+NodePluginLayout windowsNodeLayout(const Effective& effective) {
+  const auto& w = *effective.windowsNode;
+  const std::string hostSocketDir = w.kubeletDir + "\\plugins\\" + effective.driverName;
   const std::string endpoint =
       "unix://" + (w.hostProcess ? hostSocketDir : std::string(kWindowsSocketDir)) + "\\csi.sock";
   NodePluginLayout l;

@@ -18,8 +18,8 @@ inline constexpr const char* kWindowsSocketDir = "C:\\csi";
 inline constexpr const char* kWindowsRegistrationDir = "C:\\registration";
 
 // spec.node.
-NodePluginLayout linuxNodeLayout(const Effective& e);
+NodePluginLayout linuxNodeLayout(const Effective& effective);
 // spec.windowsNode (requires e.windowsNode).
-NodePluginLayout windowsNodeLayout(const Effective& e);
+NodePluginLayout windowsNodeLayout(const Effective& effective);
 
 } // namespace csiop::render

@@ -26,19 +26,20 @@ std::string RequiredApi::str() const {
   return apiVersion() + "/" + resource;
 }
 
-std::vector<RequiredApi> requiredApis(const api::Effective& e) {
+std::vector<RequiredApi> requiredApis(const api::Effective& effective) {
   std::vector<RequiredApi> out;
   constexpr const char* kSnapshots = "snapshot.storage.k8s.io";
-  if (e.controller) {
-    if (const auto* s = e.controller->sidecar(api::Component::Snapshotter); s && s->enabled) {
+  if (effective.controller) {
+    if (const auto* s = effective.controller->sidecar(api::Component::Snapshotter);
+        s && s->enabled) {
       add(out, {kSnapshots, "v1", "volumesnapshotclasses", "the snapshotter"});
       add(out, {kSnapshots, "v1", "volumesnapshotcontents", "the snapshotter"});
     }
   }
-  if (!e.volumeSnapshotClasses.empty()) {
+  if (!effective.volumeSnapshotClasses.empty()) {
     add(out, {kSnapshots, "v1", "volumesnapshotclasses", "spec.volumeSnapshotClasses"});
   }
-  for (const std::string& text : e.requiredAPIs) {
+  for (const std::string& text : effective.requiredAPIs) {
     if (const auto gvr = api::parseGroupVersionResource(text)) { // validation reports the rest
       add(out, {gvr->group, gvr->version, gvr->resource, "spec.requiredAPIs"});
     }
@@ -46,16 +47,16 @@ std::vector<RequiredApi> requiredApis(const api::Effective& e) {
   return out;
 }
 
-std::vector<RequiredPriorityClass> requiredPriorityClasses(const api::Effective& e) {
+std::vector<RequiredPriorityClass> requiredPriorityClasses(const api::Effective& effective) {
   std::vector<RequiredPriorityClass> out;
   const auto builtIn = [](const std::string& name) {
     return name.empty() || name == "system-node-critical" || name == "system-cluster-critical";
   };
-  if (!builtIn(e.node.pod.priorityClassName)) {
-    out.push_back({e.node.pod.priorityClassName, "the node plugin"});
+  if (!builtIn(effective.node.pod.priorityClassName)) {
+    out.push_back({effective.node.pod.priorityClassName, "the node plugin"});
   }
-  if (e.hasControllerWorkload() && !builtIn(e.controller->pod.priorityClassName)) {
-    out.push_back({e.controller->pod.priorityClassName, "the controller"});
+  if (effective.hasControllerWorkload() && !builtIn(effective.controller->pod.priorityClassName)) {
+    out.push_back({effective.controller->pod.priorityClassName, "the controller"});
   }
   return out;
 }

@@ -87,17 +87,17 @@ Json clusterRules(Component c) {
 // Namespaced rules: leader election, and the provisioner's capacity tracking
 // (CSIStorageCapacity objects, plus the GETs that walk from its pod to the
 // owning workload: pod -> ReplicaSet -> Deployment, or pod -> StatefulSet).
-Json namespacedRules(const api::EffectiveSidecar& s, const Effective& e) {
+Json namespacedRules(const api::EffectiveSidecar& s, const Effective& effective) {
   Json rules = Json::array();
   if (s.leaderElection.enabled) {
     rules.push_back(rule("coordination.k8s.io", "leases",
                          {"get", "watch", "list", "delete", "update", "create"}));
   }
-  if (s.component == Component::Provisioner && e.csiDriver.storageCapacity) {
+  if (s.component == Component::Provisioner && effective.csiDriver.storageCapacity) {
     rules.push_back(rule("storage.k8s.io", "csistoragecapacities",
                          {"get", "list", "watch", "create", "update", "patch", "delete"}));
     rules.push_back(rule("", "pods", {"get"}));
-    if (capacityOwnerLevel(e) == 2) {
+    if (capacityOwnerLevel(effective) == 2) {
       rules.push_back(rule("apps", "replicasets", {"get"}));
     }
   }
@@ -125,15 +125,16 @@ Json subject(const std::string& sa, const std::string& ns) {
   return Json::array({Json{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", ns}}});
 }
 
-void addRole(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced, const Effective& e,
-             const std::string& name, const std::string& ns, Json rules, const std::string& sa) {
+void addRole(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
+             const Effective& effective, const std::string& name, const std::string& ns, Json rules,
+             const std::string& sa) {
   const bool cluster = ns.empty();
-  Json role = object(e, "rbac.authorization.k8s.io/v1", cluster ? "ClusterRole" : "Role", name, ns,
-                     component::kRbac);
+  Json role = object(effective, "rbac.authorization.k8s.io/v1", cluster ? "ClusterRole" : "Role",
+                     name, ns, component::kRbac);
   role["rules"] = std::move(rules);
-  Json binding = object(e, "rbac.authorization.k8s.io/v1",
+  Json binding = object(effective, "rbac.authorization.k8s.io/v1",
                         cluster ? "ClusterRoleBinding" : "RoleBinding", name, ns, component::kRbac);
-  binding["subjects"] = subject(sa, e.namespace_);
+  binding["subjects"] = subject(sa, effective.namespace_);
   binding["roleRef"] = Json{{"apiGroup", "rbac.authorization.k8s.io"},
                             {"kind", cluster ? "ClusterRole" : "Role"},
                             {"name", name}};
@@ -159,16 +160,17 @@ struct SecretGrants {
 
 // Each secret a class names, for the ServiceAccount of the sidecar that reads it: the node
 // plugin's for a node-local provisioner, else the controller's (if that sidecar is enabled).
-void addSecretReferences(SecretGrants& controller, SecretGrants& node, const Effective& e,
+void addSecretReferences(SecretGrants& controller, SecretGrants& node, const Effective& effective,
                          const std::vector<api::SecretReference>& refs) {
   for (const auto& ref : refs) {
     if (!ref.reader || !ref.name || !ref.namespace_) {
       continue;
     }
     SecretGrants* grants = nullptr;
-    if (*ref.reader == Component::Provisioner && e.node.provisioner) {
+    if (*ref.reader == Component::Provisioner && effective.node.provisioner) {
       grants = &node;
-    } else if (const auto* reader = e.controller ? e.controller->sidecar(*ref.reader) : nullptr;
+    } else if (const auto* reader =
+                   effective.controller ? effective.controller->sidecar(*ref.reader) : nullptr;
                reader != nullptr && reader->enabled) {
       grants = &controller;
     }
@@ -179,7 +181,7 @@ void addSecretReferences(SecretGrants& controller, SecretGrants& node, const Eff
 }
 
 void addSecretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
-                    const Effective& e, const SecretGrants& grants, const std::string& role,
+                    const Effective& effective, const SecretGrants& grants, const std::string& role,
                     const std::string& sa) {
   const auto secretRule = [](const std::set<std::string>& names) {
     Json r = rule("", "secrets", {"get"});
@@ -189,11 +191,12 @@ void addSecretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespa
     return Json::array({std::move(r)});
   };
   if (!grants.anyNamespace.empty()) {
-    addRole(clusterScoped, namespaced, e, rbacName(e, role), "", secretRule(grants.anyNamespace),
-            sa);
+    addRole(clusterScoped, namespaced, effective, rbacName(effective, role), "",
+            secretRule(grants.anyNamespace), sa);
   }
   for (const auto& [ns, names] : grants.byNamespace) {
-    addRole(clusterScoped, namespaced, e, rbacName(e, role), ns, secretRule(names), sa);
+    addRole(clusterScoped, namespaced, effective, rbacName(effective, role), ns, secretRule(names),
+            sa);
   }
 }
 
@@ -204,21 +207,22 @@ void addSecretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespa
 // only the namespace is, and cluster-wide only where the namespace is a ${...} template. Only
 // `get`: the sidecars fetch each secret by name and never list.
 void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
-                 const Effective& e) {
+                 const Effective& effective) {
   SecretGrants controller;
   SecretGrants node;
-  for (const auto& sc : e.storageClasses) {
+  for (const auto& sc : effective.storageClasses) {
     if (sc.parameters) {
-      addSecretReferences(controller, node, e, api::secretReferences(*sc.parameters));
+      addSecretReferences(controller, node, effective, api::secretReferences(*sc.parameters));
     }
   }
-  for (const auto& c : e.volumeSnapshotClasses) {
+  for (const auto& c : effective.volumeSnapshotClasses) {
     if (c.parameters) {
-      addSecretReferences(controller, node, e, api::snapshotSecretReferences(*c.parameters));
+      addSecretReferences(controller, node, effective,
+                          api::snapshotSecretReferences(*c.parameters));
     }
   }
-  for (const auto& access : e.secretAccess) {
-    const std::string ns = access.namespace_.value_or(e.namespace_);
+  for (const auto& access : effective.secretAccess) {
+    const std::string ns = access.namespace_.value_or(effective.namespace_);
     const std::vector<std::string> readers =
         access.serviceAccounts.value_or(std::vector<std::string>{"Controller"});
     for (const auto& reader : readers) {
@@ -231,79 +235,82 @@ void secretRoles(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced
       }
     }
   }
-  if (e.controller) {
-    addSecretRoles(clusterScoped, namespaced, e, controller, "secrets",
-                   controllerServiceAccount(e));
+  if (effective.controller) {
+    addSecretRoles(clusterScoped, namespaced, effective, controller, "secrets",
+                   controllerServiceAccount(effective));
   }
-  addSecretRoles(clusterScoped, namespaced, e, node, "node-secrets", nodeName(e));
+  addSecretRoles(clusterScoped, namespaced, effective, node, "node-secrets", nodeName(effective));
 }
 
 } // namespace
 
-std::vector<Json> renderServiceAccounts(const Effective& e) {
+std::vector<Json> renderServiceAccounts(const Effective& effective) {
   std::vector<Json> out;
-  Json node = object(e, "v1", "ServiceAccount", nodeName(e), e.namespace_, component::kNode);
-  addUserMetadata(node, e.node.serviceAccount.labels, e.node.serviceAccount.annotations);
+  Json node = object(effective, "v1", "ServiceAccount", nodeName(effective), effective.namespace_,
+                     component::kNode);
+  addUserMetadata(node, effective.node.serviceAccount.labels,
+                  effective.node.serviceAccount.annotations);
   out.push_back(std::move(node));
-  if (e.hasControllerWorkload()) {
-    Json controller =
-        object(e, "v1", "ServiceAccount", controllerName(e), e.namespace_, component::kController);
-    addUserMetadata(controller, e.controller->serviceAccount.labels,
-                    e.controller->serviceAccount.annotations);
+  if (effective.hasControllerWorkload()) {
+    Json controller = object(effective, "v1", "ServiceAccount", controllerName(effective),
+                             effective.namespace_, component::kController);
+    addUserMetadata(controller, effective.controller->serviceAccount.labels,
+                    effective.controller->serviceAccount.annotations);
     out.push_back(std::move(controller));
   }
   return out;
 }
 
-std::vector<Json> renderRbac(const Effective& e) {
+std::vector<Json> renderRbac(const Effective& effective) {
   std::vector<Json> clusterScoped;
   std::vector<Json> namespaced;
-  if (!e.node.rbacRules.empty()) {
-    addRole(clusterScoped, namespaced, e, rbacName(e, "node-driver"), "", e.node.rbacRules,
-            nodeName(e));
+  if (!effective.node.rbacRules.empty()) {
+    addRole(clusterScoped, namespaced, effective, rbacName(effective, "node-driver"), "",
+            effective.node.rbacRules, nodeName(effective));
   }
-  if (!e.node.namespacedRbacRules.empty()) {
-    addRole(clusterScoped, namespaced, e, rbacName(e, "node-driver"), e.namespace_,
-            e.node.namespacedRbacRules, nodeName(e));
+  if (!effective.node.namespacedRbacRules.empty()) {
+    addRole(clusterScoped, namespaced, effective, rbacName(effective, "node-driver"),
+            effective.namespace_, effective.node.namespacedRbacRules, nodeName(effective));
   }
-  if (e.node.provisioner) {
+  if (effective.node.provisioner) {
     // The node-local provisioner: the external-provisioner rules for the node plugin's
     // ServiceAccount; with capacity, its CSIStorageCapacity objects and the GET of its own pod
     // (whose owner, the DaemonSet, owns them). No leader election.
-    const std::string name = rbacName(e, roleName(Component::Provisioner));
-    addRole(clusterScoped, namespaced, e, name, "", clusterRules(Component::Provisioner),
-            nodeName(e));
-    if (e.csiDriver.storageCapacity) {
-      addRole(clusterScoped, namespaced, e, name, e.namespace_,
+    const std::string name = rbacName(effective, roleName(Component::Provisioner));
+    addRole(clusterScoped, namespaced, effective, name, "", clusterRules(Component::Provisioner),
+            nodeName(effective));
+    if (effective.csiDriver.storageCapacity) {
+      addRole(clusterScoped, namespaced, effective, name, effective.namespace_,
               Json::array({rule("storage.k8s.io", "csistoragecapacities",
                                 {"get", "list", "watch", "create", "update", "patch", "delete"}),
                            rule("", "pods", {"get"})}),
-              nodeName(e));
+              nodeName(effective));
     }
   }
-  if (e.controller) {
-    const std::string sa = controllerServiceAccount(e);
-    if (!e.controller->rbacRules.empty()) {
-      addRole(clusterScoped, namespaced, e, rbacName(e, "controller-driver"), "",
-              e.controller->rbacRules, sa);
+  if (effective.controller) {
+    const std::string sa = controllerServiceAccount(effective);
+    if (!effective.controller->rbacRules.empty()) {
+      addRole(clusterScoped, namespaced, effective, rbacName(effective, "controller-driver"), "",
+              effective.controller->rbacRules, sa);
     }
-    if (!e.controller->namespacedRbacRules.empty()) {
-      addRole(clusterScoped, namespaced, e, rbacName(e, "controller-driver"), e.namespace_,
-              e.controller->namespacedRbacRules, sa);
+    if (!effective.controller->namespacedRbacRules.empty()) {
+      addRole(clusterScoped, namespaced, effective, rbacName(effective, "controller-driver"),
+              effective.namespace_, effective.controller->namespacedRbacRules, sa);
     }
-    for (const auto& s : e.controller->sidecars) {
+    for (const auto& s : effective.controller->sidecars) {
       if (!s.enabled) {
         continue;
       }
-      const std::string name = rbacName(e, roleName(s.component));
-      addRole(clusterScoped, namespaced, e, name, "", clusterRules(s.component), sa);
-      Json rules = namespacedRules(s, e);
+      const std::string name = rbacName(effective, roleName(s.component));
+      addRole(clusterScoped, namespaced, effective, name, "", clusterRules(s.component), sa);
+      Json rules = namespacedRules(s, effective);
       if (!rules.empty()) {
-        addRole(clusterScoped, namespaced, e, name, e.namespace_, std::move(rules), sa);
+        addRole(clusterScoped, namespaced, effective, name, effective.namespace_, std::move(rules),
+                sa);
       }
     }
   }
-  secretRoles(clusterScoped, namespaced, e);
+  secretRoles(clusterScoped, namespaced, effective);
   clusterScoped.insert(clusterScoped.end(), std::make_move_iterator(namespaced.begin()),
                        std::make_move_iterator(namespaced.end()));
   return clusterScoped;

@@ -8,7 +8,7 @@
 namespace csiop::render {
 
 // ServiceAccounts, ClusterRoles/Bindings and Roles/Bindings, in that order.
-std::vector<Json> renderServiceAccounts(const Effective& e);
-std::vector<Json> renderRbac(const Effective& e);
+std::vector<Json> renderServiceAccounts(const Effective& effective);
+std::vector<Json> renderRbac(const Effective& effective);
 
 } // namespace csiop::render

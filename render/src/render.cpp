@@ -10,33 +10,33 @@
 namespace csiop::render {
 
 std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts& facts) {
-  const api::Effective e = api::resolve(object);
-  std::vector<Json> out = renderNamespace(e);
-  out.push_back(renderCSIDriver(e, facts.csiDriverV1));
-  for (auto& o : renderServiceAccounts(e)) {
+  const api::Effective effective = api::resolve(object);
+  std::vector<Json> out = renderNamespace(effective);
+  out.push_back(renderCSIDriver(effective, facts.csiDriverV1));
+  for (auto& o : renderServiceAccounts(effective)) {
     out.push_back(std::move(o));
   }
   const auto append = [&out](std::vector<Json> objects) {
     out.insert(out.end(), std::make_move_iterator(objects.begin()),
                std::make_move_iterator(objects.end()));
   };
-  append(renderRbac(e));
-  append(renderAggregatedClusterRoles(e));
-  append(renderConfigMaps(e));
-  out.push_back(renderNodeDaemonSet(e));
-  if (e.windowsNode) {
-    out.push_back(renderWindowsNodeDaemonSet(e));
+  append(renderRbac(effective));
+  append(renderAggregatedClusterRoles(effective));
+  append(renderConfigMaps(effective));
+  out.push_back(renderNodeDaemonSet(effective));
+  if (effective.windowsNode) {
+    out.push_back(renderWindowsNodeDaemonSet(effective));
   }
-  if (e.hasControllerWorkload()) {
-    out.push_back(renderControllerWorkload(e));
+  if (effective.hasControllerWorkload()) {
+    out.push_back(renderControllerWorkload(effective));
   }
-  if (auto pdb = renderPodDisruptionBudget(e)) {
+  if (auto pdb = renderPodDisruptionBudget(effective)) {
     out.push_back(std::move(*pdb));
   }
-  append(renderServices(e));
-  append(renderStorageClasses(e));
-  append(renderVolumeSnapshotClasses(e));
-  append(renderObjects(e));
+  append(renderServices(effective));
+  append(renderStorageClasses(effective));
+  append(renderVolumeSnapshotClasses(effective));
+  append(renderObjects(effective));
   return out;
 }
 

@@ -15,27 +15,28 @@ bool isSystemNamespace(const std::string& ns) {
 
 } // namespace
 
-std::vector<Json> renderNamespace(const Effective& e) {
-  if (!e.createNamespace || isSystemNamespace(e.namespace_)) {
+std::vector<Json> renderNamespace(const Effective& effective) {
+  if (!effective.createNamespace || isSystemNamespace(effective.namespace_)) {
     return {};
   }
   // Created if missing, never owned: a namespace may hold things that are not
   // ours, so it gets no owner reference and is never deleted by the operator.
-  Json ns =
-      Json{{"apiVersion", "v1"},
-           {"kind", "Namespace"},
-           {"metadata", {{"name", e.namespace_}, {"labels", labels(e, component::kNamespace)}}}};
+  Json ns = Json{
+      {"apiVersion", "v1"},
+      {"kind", "Namespace"},
+      {"metadata",
+       {{"name", effective.namespace_}, {"labels", labels(effective, component::kNamespace)}}}};
   // Node plugins are privileged pods; Pod Security Admission must allow them.
   ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "privileged";
   return {ns};
 }
 
-Json renderCSIDriver(const Effective& e, bool v1) {
-  const auto& d = e.csiDriver;
-  Json obj = object(e, v1 ? "storage.k8s.io/v1" : "csi.storage.k8s.io/v1alpha1", "CSIDriver",
-                    e.driverName, "", component::kCSIDriver);
-  if (!e.uid.empty()) {
-    obj["metadata"]["annotations"] = Json{{api::kOwnerUidAnnotation, e.uid}};
+Json renderCSIDriver(const Effective& effective, bool v1) {
+  const auto& d = effective.csiDriver;
+  Json obj = object(effective, v1 ? "storage.k8s.io/v1" : "csi.storage.k8s.io/v1alpha1",
+                    "CSIDriver", effective.driverName, "", component::kCSIDriver);
+  if (!effective.uid.empty()) {
+    obj["metadata"]["annotations"] = Json{{api::kOwnerUidAnnotation, effective.uid}};
   }
   Json spec = Json::object();
   spec["attachRequired"] = d.attachRequired;
@@ -79,17 +80,17 @@ Json renderCSIDriver(const Effective& e, bool v1) {
   return obj;
 }
 
-std::vector<Json> renderStorageClasses(const Effective& e) {
+std::vector<Json> renderStorageClasses(const Effective& effective) {
   std::vector<Json> out;
-  for (const auto& sc : e.storageClasses) {
-    Json obj =
-        object(e, "storage.k8s.io/v1", "StorageClass", sc.name, "", component::kStorageClass);
+  for (const auto& sc : effective.storageClasses) {
+    Json obj = object(effective, "storage.k8s.io/v1", "StorageClass", sc.name, "",
+                      component::kStorageClass);
     Json annotations = Json::object();
     if (sc.isDefault) {
       annotations["storageclass.kubernetes.io/is-default-class"] = *sc.isDefault ? "true" : "false";
     }
     addUserMetadata(obj, sc.labels, sc.annotations, annotations);
-    obj["provisioner"] = e.driverName;
+    obj["provisioner"] = effective.driverName;
     if (sc.parameters && !sc.parameters->empty()) {
       Json params = Json::object();
       for (const auto& [k, v] : *sc.parameters) {

@@ -7,8 +7,8 @@
 
 namespace csiop::render {
 
-std::vector<Json> renderNamespace(const Effective& e); // empty when not wanted
-Json renderCSIDriver(const Effective& e, bool v1);
-std::vector<Json> renderStorageClasses(const Effective& e);
+std::vector<Json> renderNamespace(const Effective& effective); // empty when not wanted
+Json renderCSIDriver(const Effective& effective, bool v1);
+std::vector<Json> renderStorageClasses(const Effective& effective);
 
 } // namespace csiop::render

@@ -43,9 +43,9 @@ void commonPodFields(Json& spec, const api::EffectivePod& pod) {
   }
 }
 
-void imagePullSecrets(Json& spec, const Effective& e) {
-  if (!e.imagePullSecrets.empty()) {
-    spec["imagePullSecrets"] = e.imagePullSecrets;
+void imagePullSecrets(Json& spec, const Effective& effective) {
+  if (!effective.imagePullSecrets.empty()) {
+    spec["imagePullSecrets"] = effective.imagePullSecrets;
   }
 }
 
@@ -60,9 +60,10 @@ void containers(Json& spec, Json own, const api::EffectivePod& pod) {
   spec["containers"] = std::move(own);
 }
 
-Json podTemplate(const Effective& e, const char* componentName, const api::EffectivePod& pod,
-                 const std::string& driverContainer, Json spec, const Json& patch) {
-  Json podLabels = labels(e, componentName);
+Json podTemplate(const Effective& effective, const char* componentName,
+                 const api::EffectivePod& pod, const std::string& driverContainer, Json spec,
+                 const Json& patch) {
+  Json podLabels = labels(effective, componentName);
   for (const auto& [k, v] : pod.labels) {
     if (!podLabels.contains(k)) { // the operator's own labels (the selector) stay
       podLabels[k] = v;
@@ -90,7 +91,7 @@ struct NodePluginWorkload {
   Json updateStrategy;   // null: the server's default
 };
 
-Json nodePluginDaemonSet(const Effective& e, const api::EffectiveNodePlugin& n,
+Json nodePluginDaemonSet(const Effective& effective, const api::EffectiveNodePlugin& n,
                          const NodePluginLayout& layout, NodePluginWorkload workload) {
   Json spec = std::move(workload.podSpec);
   commonPodFields(spec, workload.pod);
@@ -101,7 +102,7 @@ Json nodePluginDaemonSet(const Effective& e, const api::EffectiveNodePlugin& n,
   if (!n.affinity.is_null()) {
     spec["affinity"] = n.affinity;
   }
-  imagePullSecrets(spec, e);
+  imagePullSecrets(spec, effective);
   Json own = nodePluginContainers(n, layout);
   for (auto& c : workload.sidecars) {
     own.push_back(std::move(c));
@@ -109,13 +110,14 @@ Json nodePluginDaemonSet(const Effective& e, const api::EffectiveNodePlugin& n,
   containers(spec, std::move(own), workload.pod);
   spec["volumes"] = nodePluginVolumes(n, layout);
 
-  Json ds = object(e, "apps/v1", "DaemonSet", workload.name, e.namespace_, workload.component);
+  Json ds = object(effective, "apps/v1", "DaemonSet", workload.name, effective.namespace_,
+                   workload.component);
   Json dsSpec = Json::object();
-  dsSpec["selector"] = Json{{"matchLabels", selectorLabels(e, workload.component)}};
+  dsSpec["selector"] = Json{{"matchLabels", selectorLabels(effective, workload.component)}};
   if (!workload.updateStrategy.is_null()) {
     dsSpec["updateStrategy"] = std::move(workload.updateStrategy);
   }
-  dsSpec["template"] = podTemplate(e, workload.component, workload.pod, n.driver.name,
+  dsSpec["template"] = podTemplate(effective, workload.component, workload.pod, n.driver.name,
                                    std::move(spec), n.podTemplatePatch);
   ds["spec"] = std::move(dsSpec);
   return ds;
@@ -140,25 +142,25 @@ api::EffectivePod hostProcessPod(api::EffectivePod pod) {
 
 } // namespace
 
-Json renderNodeDaemonSet(const Effective& e) {
-  const auto& n = e.node;
+Json renderNodeDaemonSet(const Effective& effective) {
+  const auto& n = effective.node;
   Json spec = Json::object();
-  const bool withController = e.controller && e.controller->inNodePlugin();
-  spec["serviceAccountName"] = nodeName(e);
+  const bool withController = effective.controller && effective.controller->inNodePlugin();
+  spec["serviceAccountName"] = nodeName(effective);
   // The node plugin talks to the API server only if the driver was granted rules, or
   // if the controller sidecars or a node-local provisioner run in it.
   spec["automountServiceAccountToken"] = !n.rbacRules.empty() || !n.namespacedRbacRules.empty() ||
                                          withController || n.provisioner.has_value();
   Json sidecars = Json::array();
   if (n.provisioner) {
-    sidecars.push_back(nodeProvisionerContainer(e, *n.provisioner));
+    sidecars.push_back(nodeProvisionerContainer(effective, *n.provisioner));
   }
   if (withController) {
     // One driver process per node serves both CSI services (drivers that keep their
     // volumes in memory need that), and the sidecars reach it on the node's socket.
-    for (const auto& s : e.controller->sidecars) {
+    for (const auto& s : effective.controller->sidecars) {
       if (s.enabled) {
-        sidecars.push_back(sidecarContainer(e, s));
+        sidecars.push_back(sidecarContainer(effective, s));
       }
     }
   }
@@ -167,8 +169,8 @@ Json renderNodeDaemonSet(const Effective& e) {
     // The operator replaces the pods itself, node by node, where no volume is in use.
     strategy = Json{{"type", "OnDelete"}};
   }
-  return nodePluginDaemonSet(e, n, linuxNodeLayout(e),
-                             {.name = nodeName(e),
+  return nodePluginDaemonSet(effective, n, linuxNodeLayout(effective),
+                             {.name = nodeName(effective),
                               .component = component::kNode,
                               .podSpec = std::move(spec),
                               .pod = n.pod,
@@ -176,16 +178,17 @@ Json renderNodeDaemonSet(const Effective& e) {
                               .updateStrategy = std::move(strategy)});
 }
 
-Json renderWindowsNodeDaemonSet(const Effective& e) {
-  const auto& w = *e.windowsNode;
+Json renderWindowsNodeDaemonSet(const Effective& effective) {
+  const auto& w = *effective.windowsNode;
   Json spec = Json::object();
   // The API server then holds the pod to what Windows supports (no Linux security fields).
   spec["os"] = Json{{"name", "windows"}};
-  spec["serviceAccountName"] = nodeName(e); // the node plugin's: the same driver, the same rules
+  spec["serviceAccountName"] =
+      nodeName(effective); // the node plugin's: the same driver, the same rules
   spec["automountServiceAccountToken"] =
-      !e.node.rbacRules.empty() || !e.node.namespacedRbacRules.empty();
-  return nodePluginDaemonSet(e, w, windowsNodeLayout(e),
-                             {.name = windowsNodeName(e),
+      !effective.node.rbacRules.empty() || !effective.node.namespacedRbacRules.empty();
+  return nodePluginDaemonSet(effective, w, windowsNodeLayout(effective),
+                             {.name = windowsNodeName(effective),
                               .component = component::kWindowsNode,
                               .podSpec = std::move(spec),
                               .pod = w.hostProcess ? hostProcessPod(w.pod) : w.pod,
@@ -193,10 +196,10 @@ Json renderWindowsNodeDaemonSet(const Effective& e) {
                               .updateStrategy = w.updateStrategy});
 }
 
-Json renderControllerWorkload(const Effective& e) {
-  const auto& c = *e.controller;
+Json renderControllerWorkload(const Effective& effective) {
+  const auto& c = *effective.controller;
   Json spec = Json::object();
-  spec["serviceAccountName"] = controllerName(e);
+  spec["serviceAccountName"] = controllerName(effective);
   commonPodFields(spec, c.pod);
   spec["nodeSelector"] = nodeSelector(c.nodeSelector);
   if (!c.tolerations.empty()) {
@@ -206,24 +209,25 @@ Json renderControllerWorkload(const Effective& e) {
     spec["affinity"] = c.affinity;
   } else if (c.replicas > 1) {
     // Spread replicas over nodes so that one node failure leaves a leader.
-    spec["affinity"] = Json{
-        {"podAntiAffinity",
-         {{"preferredDuringSchedulingIgnoredDuringExecution",
-           Json::array({Json{
-               {"weight", 100},
-               {"podAffinityTerm",
-                {{"labelSelector", {{"matchLabels", selectorLabels(e, component::kController)}}},
-                 {"topologyKey", "kubernetes.io/hostname"}}}}})}}}};
+    spec["affinity"] =
+        Json{{"podAntiAffinity",
+              {{"preferredDuringSchedulingIgnoredDuringExecution",
+                Json::array(
+                    {Json{{"weight", 100},
+                          {"podAffinityTerm",
+                           {{"labelSelector",
+                             {{"matchLabels", selectorLabels(effective, component::kController)}}},
+                            {"topologyKey", "kubernetes.io/hostname"}}}}})}}}};
   }
   if (!c.topologySpreadConstraints.is_null()) {
     spec["topologySpreadConstraints"] = c.topologySpreadConstraints;
   }
-  imagePullSecrets(spec, e);
+  imagePullSecrets(spec, effective);
   Json own = Json::array({driverContainer(c.driver, c.livenessProbe, kSocketEndpoint, Json(),
                                           Json::array({socketMount()}))});
   for (const auto& s : c.sidecars) {
     if (s.enabled) {
-      own.push_back(sidecarContainer(e, s));
+      own.push_back(sidecarContainer(effective, s));
     }
   }
   if (c.livenessProbe.enabled) {
@@ -237,13 +241,13 @@ Json renderControllerWorkload(const Effective& e) {
   spec["volumes"] = std::move(volumes);
 
   const bool statefulSet = c.kind == "StatefulSet";
-  Json w = object(e, "apps/v1", statefulSet ? "StatefulSet" : "Deployment", controllerName(e),
-                  e.namespace_, component::kController);
+  Json w = object(effective, "apps/v1", statefulSet ? "StatefulSet" : "Deployment",
+                  controllerName(effective), effective.namespace_, component::kController);
   Json wSpec = Json::object();
   wSpec["replicas"] = c.replicas;
-  wSpec["selector"] = Json{{"matchLabels", selectorLabels(e, component::kController)}};
+  wSpec["selector"] = Json{{"matchLabels", selectorLabels(effective, component::kController)}};
   if (statefulSet) {
-    wSpec["serviceName"] = controllerName(e);
+    wSpec["serviceName"] = controllerName(effective);
     if (!c.strategy.is_null()) {
       wSpec["updateStrategy"] = c.strategy;
     }
@@ -259,8 +263,8 @@ Json renderControllerWorkload(const Effective& e) {
       wSpec["strategy"] = Json{{"type", "Recreate"}};
     }
   }
-  wSpec["template"] = podTemplate(e, component::kController, c.pod, c.driver.name, std::move(spec),
-                                  c.podTemplatePatch);
+  wSpec["template"] = podTemplate(effective, component::kController, c.pod, c.driver.name,
+                                  std::move(spec), c.podTemplatePatch);
   w["spec"] = std::move(wSpec);
   return w;
 }

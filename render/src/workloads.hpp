@@ -6,9 +6,9 @@
 namespace csiop::render {
 
 // With spec.controller.placement NodePlugin the controller sidecars are part of it.
-Json renderNodeDaemonSet(const Effective& e);
+Json renderNodeDaemonSet(const Effective& effective);
 // spec.windowsNode: the node plugin of Windows nodes (requires e.windowsNode).
-Json renderWindowsNodeDaemonSet(const Effective& e);
-Json renderControllerWorkload(const Effective& e); // requires e.hasControllerWorkload()
+Json renderWindowsNodeDaemonSet(const Effective& effective);
+Json renderControllerWorkload(const Effective& effective); // requires e.hasControllerWorkload()
 
 } // namespace csiop::render

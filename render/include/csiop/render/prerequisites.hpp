@@ -25,7 +25,7 @@ struct RequiredApi {
 
 // The snapshotter's (VolumeSnapshotClasses and VolumeSnapshotContents: it watches both and
 // cannot start without them), spec.volumeSnapshotClasses', and spec.requiredAPIs, each once.
-std::vector<RequiredApi> requiredApis(const api::Effective& e);
+std::vector<RequiredApi> requiredApis(const api::Effective& effective);
 
 struct RequiredPriorityClass {
   std::string name;
@@ -34,6 +34,6 @@ struct RequiredPriorityClass {
 
 // The PriorityClasses the pods name, but the two every cluster has (system-node-critical,
 // system-cluster-critical).
-std::vector<RequiredPriorityClass> requiredPriorityClasses(const api::Effective& e);
+std::vector<RequiredPriorityClass> requiredPriorityClasses(const api::Effective& effective);
 
 } // namespace csiop::render
