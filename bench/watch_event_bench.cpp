@@ -11,8 +11,8 @@
 #include <stdexcept>
 
 #include <csiop/api/load.hpp>
-#include <csiop/controller/cached_pod.hpp>
-#include <csiop/controller/caches.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
+#include <csiop/driverdeployment/caches.hpp>
 #include <csiop/kube/field_mask.hpp>
 #include <csiop/kube/watch.hpp>
 #include <csiop/render/render.hpp>
@@ -108,13 +108,13 @@ std::string podEventLine() {
 // What the pod cache does with each event: parse with its mask, decode the entry it keeps.
 void BM_PodEventMasked(benchmark::State& state) {
   const std::string line = podEventLine();
-  const csiop::kube::FieldMask fields = csiop::controller::podFields();
+  const csiop::kube::FieldMask fields = csiop::driverdeployment::podFields();
   csiop::kube::WatchDecoder decoder(csiop::kube::WatchDecoder::kDefaultMaxLineBytes, &fields);
   for (auto _ : state) {
     auto events = decoder.feed(line);
     const Json& pod = events.at(0).object;
-    if (csiop::controller::keptInPodCache(pod)) {
-      csiop::controller::CachedPod cached = csiop::controller::decodePod(pod);
+    if (csiop::driverdeployment::keptInPodCache(pod)) {
+      csiop::driverdeployment::CachedPod cached = csiop::driverdeployment::decodePod(pod);
       benchmark::DoNotOptimize(cached);
     }
   }
@@ -130,8 +130,8 @@ void BM_PodEventWhole(benchmark::State& state) {
   for (auto _ : state) {
     auto events = decoder.feed(line);
     const Json& pod = events.at(0).object;
-    if (csiop::controller::keptInPodCache(pod)) {
-      csiop::controller::CachedPod cached = csiop::controller::decodePod(pod);
+    if (csiop::driverdeployment::keptInPodCache(pod)) {
+      csiop::driverdeployment::CachedPod cached = csiop::driverdeployment::decodePod(pod);
       benchmark::DoNotOptimize(cached);
     }
   }

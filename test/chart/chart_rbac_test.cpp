@@ -194,7 +194,7 @@ TEST(ChartRbac, TheOperatorMayManageEveryKindItRenders) {
       }
     }
     ASSERT_NE(ref, nullptr) << "the operator renders " << kind << ", unknown to this test";
-    // What the reconciler does with each kind (operator/controller/src/reconciler.cpp).
+    // What the reconciler does with each kind (operator/driverdeployment/src/reconciler.cpp).
     const std::vector<std::string> verbs =
         kind == "Namespace" ? std::vector<std::string>{"list", "watch", "create"}
         : kind == "CSIDriver"

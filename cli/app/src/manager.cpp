@@ -14,11 +14,11 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/app/start_up.hpp>
 #include <csiop/app/webhook_authority.hpp>
-#include <csiop/controller/caches.hpp>
-#include <csiop/controller/reconciler.hpp>
-#include <csiop/controller/volume_usage.hpp>
-#include <csiop/controller/watches.hpp>
 #include <csiop/crds.hpp>
+#include <csiop/driverdeployment/caches.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
+#include <csiop/driverdeployment/volume_usage.hpp>
+#include <csiop/driverdeployment/watches.hpp>
 #include <csiop/http/server.hpp>
 #include <csiop/runtime/events.hpp>
 #include <csiop/runtime/leader.hpp>
@@ -37,8 +37,8 @@ namespace {
 
 namespace asio = boost::asio;
 using api::Json;
-using controller::Caches;
-using controller::Reconciler;
+using driverdeployment::Caches;
+using driverdeployment::Reconciler;
 using runtime::EventRecorder;
 using runtime::LeaderElector;
 using runtime::nowRfc3339;
@@ -75,7 +75,7 @@ struct Reconciling {
               const std::vector<api::ObjectKind>& objectKinds)
       : caches(client, csiDriverApi, objectKinds), events(client, nowRfc3339),
         reconciler(client, caches, events, nowRfc3339, configPollPeriod) {
-    controller::queueReconcilesOnChange(caches, reconciler, queue);
+    driverdeployment::queueReconcilesOnChange(caches, reconciler, queue);
   }
 
   Caches caches;
@@ -95,7 +95,7 @@ webhook::ClusterView clusterView(Caches& caches, const std::vector<std::string>&
       },
       [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); },
       [&caches](const std::string& driverName) {
-        return controller::describe(caches.volumesOf(driverName));
+        return driverdeployment::describe(caches.volumesOf(driverName));
       },
       caches.objectKinds(), driverNamespaces};
 }
@@ -409,7 +409,7 @@ asio::awaitable<void> Manager::startWorkers() {
   resync_.start();
   workers_.start(io_.get_executor(), options_.workers, supervisor_);
   while (!stopping_) {
-    prerequisitePoll_.expires_after(controller::requeue::kPrerequisitesMissing);
+    prerequisitePoll_.expires_after(driverdeployment::requeue::kPrerequisitesMissing);
     boost::system::error_code ec;
     co_await prerequisitePoll_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (stopping_) {

@@ -1,12 +1,12 @@
-#include <csiop/controller/applied_objects.hpp>
+#include <csiop/driverdeployment/applied_objects.hpp>
 
 #include <functional>
 
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/object_key.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::Json;
@@ -75,4 +75,4 @@ bool AppliedObjects::behindLastApply(const Json& live) const {
          generation.is_number_integer() && it->second.generation > generation.get<std::int64_t>();
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

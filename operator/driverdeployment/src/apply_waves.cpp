@@ -1,6 +1,6 @@
-#include <csiop/controller/apply_waves.hpp>
+#include <csiop/driverdeployment/apply_waves.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 int applyWave(const std::string& kind, bool serviceAccountsExist) {
   if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
@@ -13,4 +13,4 @@ bool isWorkload(const std::string& kind) {
   return kind == "DaemonSet" || kind == "Deployment" || kind == "StatefulSet";
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

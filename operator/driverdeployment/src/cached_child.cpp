@@ -1,4 +1,4 @@
-#include <csiop/controller/cached_child.hpp>
+#include <csiop/driverdeployment/cached_child.hpp>
 
 #include <functional>
 #include <string_view>
@@ -6,7 +6,7 @@
 
 #include <csiop/kube/field_mask.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::Json;
@@ -156,4 +156,4 @@ Json CachedChild::whole() const {
   return out;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

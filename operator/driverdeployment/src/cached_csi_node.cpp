@@ -1,8 +1,8 @@
-#include <csiop/controller/cached_csi_node.hpp>
+#include <csiop/driverdeployment/cached_csi_node.hpp>
 
 #include <csiop/api/json_access.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 CachedCSINode decodeCSINode(const api::Json& csiNode) {
   CachedCSINode out;
@@ -17,4 +17,4 @@ CachedCSINode decodeCSINode(const api::Json& csiNode) {
   return out;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,9 +1,9 @@
-#include <csiop/controller/cached_pod.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/render/render.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::member;
@@ -131,4 +131,4 @@ CachedPod decodePod(const Json& pod) {
   return out;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,14 +1,14 @@
-#include <csiop/controller/caches.hpp>
+#include <csiop/driverdeployment/caches.hpp>
 
 #include <algorithm>
 
 #include <csiop/api/json_access.hpp>
 
-#include <csiop/controller/node_rollout.hpp>
-#include <csiop/controller/volume_usage.hpp>
+#include <csiop/driverdeployment/node_rollout.hpp>
+#include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/render/render.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace r = kube::resources;
 
@@ -237,4 +237,4 @@ bool Caches::synced() {
   return true;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,4 +1,4 @@
-#include <csiop/controller/compare.hpp>
+#include <csiop/driverdeployment/compare.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <csiop/api/formats.hpp>
 #include <csiop/render/merge_keys.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 bool isQuantityField(const std::string& parent) {
@@ -184,4 +184,4 @@ bool onlyStatusDiffers(const Json& before, const Json& after) {
   return sameJson(withoutStatus(before), withoutStatus(after));
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,4 +1,4 @@
-#include <csiop/controller/config_hash.hpp>
+#include <csiop/driverdeployment/config_hash.hpp>
 
 #include <map>
 
@@ -6,7 +6,7 @@
 
 #include <csiop/api/json_access.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 // key=value lines of an object field, keys sorted, sizes first so that no two contents
@@ -51,4 +51,4 @@ std::string configContentHash(const std::vector<ReadReference>& references) {
   return out;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

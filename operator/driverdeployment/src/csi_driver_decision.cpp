@@ -1,13 +1,13 @@
-#include <csiop/controller/csi_driver_decision.hpp>
+#include <csiop/driverdeployment/csi_driver_decision.hpp>
 
 #include <set>
 
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/compare.hpp>
-#include <csiop/controller/ownership.hpp>
+#include <csiop/driverdeployment/compare.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -55,4 +55,4 @@ CSIDriverDecision decideCSIDriver(const Json* live, const Json& desired, const s
   return {contains(*live, desired) ? A::Keep : A::Apply, {}};
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,10 +1,10 @@
-#include <csiop/controller/field_ownership.hpp>
+#include <csiop/driverdeployment/field_ownership.hpp>
 
 #include <algorithm>
 
 #include <csiop/api/json_access.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 bool writtenBy(const Json& object, std::string_view manager) {
   const Json& entries = api::member(api::member(object, "metadata"), "managedFields");
@@ -49,4 +49,4 @@ std::optional<Json> ownershipUpgrade(const Json& object, const std::string& mana
   return patch;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,12 +1,12 @@
-#include <csiop/controller/node_rollout.hpp>
+#include <csiop/driverdeployment/node_rollout.hpp>
 
 #include <algorithm>
 #include <set>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::member;
@@ -167,4 +167,4 @@ NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
   return plan;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,8 +1,8 @@
-#include <csiop/controller/object_key.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
 
 #include <csiop/api/json_access.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 std::string ObjectKey::str() const {
   return kind + " " + (namespace_.empty() ? name : namespace_ + "/" + name);
@@ -16,4 +16,4 @@ ObjectKey keyOf(const api::Json& object) {
           api::metadataField(object, "name")};
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

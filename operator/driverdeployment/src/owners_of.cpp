@@ -1,13 +1,13 @@
 // Which DriverDeployments a change of a cached object concerns (watches.cpp queues them).
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <set>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/caches.hpp>
+#include <csiop/driverdeployment/caches.hpp>
 #include <csiop/render/render.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 using api::Json;
 using api::metadataField;
 using api::stringField;
@@ -86,4 +86,4 @@ void Reconciler::deletionsOf(const std::string& driver, bool deletingOnly,
   }
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

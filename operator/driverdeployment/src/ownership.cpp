@@ -1,11 +1,11 @@
-#include <csiop/controller/ownership.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
 
 #include <algorithm>
 
 #include <csiop/api/annotations.hpp>
-#include <csiop/controller/field_ownership.hpp>
+#include <csiop/driverdeployment/field_ownership.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -37,4 +37,4 @@ bool hasFinalizer(const Json& object, const char* finalizer) {
   return f.is_array() && std::find(f.begin(), f.end(), Json(finalizer)) != f.end();
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

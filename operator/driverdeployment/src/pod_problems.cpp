@@ -1,10 +1,10 @@
-#include <csiop/controller/pod_problems.hpp>
+#include <csiop/driverdeployment/pod_problems.hpp>
 
 #include <algorithm>
 #include <array>
 #include <string_view>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 // Waiting reasons that do not cure themselves by waiting (the kubelet's and the runtime's).
@@ -64,4 +64,4 @@ std::string summarizeProblems(const std::vector<std::string>& problems, std::siz
   return out;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

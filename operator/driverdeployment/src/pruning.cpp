@@ -1,13 +1,13 @@
-#include <csiop/controller/pruning.hpp>
+#include <csiop/driverdeployment/pruning.hpp>
 
 #include <algorithm>
 #include <set>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/object_key.hpp>
-#include <csiop/controller/ownership.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::Json;
@@ -50,4 +50,4 @@ void sortForDeletion(std::vector<Json>& objects) {
   });
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,11 +1,11 @@
-#include <csiop/controller/status.hpp>
+#include <csiop/driverdeployment/status.hpp>
 
 #include <algorithm>
 #include <functional>
 
-#include <csiop/controller/pod_problems.hpp>
+#include <csiop/driverdeployment/pod_problems.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 constexpr std::size_t kMaxWaitingNodes = 20; // status.nodes.waiting's maxItems
@@ -289,4 +289,4 @@ void setLifecycleConditions(const Observed& observed, std::vector<api::Condition
   }
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,4 +1,4 @@
-#include <csiop/controller/typed_caches.hpp>
+#include <csiop/driverdeployment/typed_caches.hpp>
 
 #include <string>
 
@@ -6,8 +6,9 @@
 
 namespace csiop::runtime {
 
-std::size_t StoreEntry<controller::CachedPod>::heapBytes(const controller::CachedPod& pod) {
-  using controller::CachedPod;
+std::size_t
+StoreEntry<driverdeployment::CachedPod>::heapBytes(const driverdeployment::CachedPod& pod) {
+  using driverdeployment::CachedPod;
   std::size_t bytes = 0;
   for (const std::string* s : {&pod.namespace_, &pod.name, &pod.uid, &pod.owner, &pod.revisionHash,
                                &pod.controllerUid, &pod.nodeName, &pod.phase}) {
@@ -31,8 +32,8 @@ std::size_t StoreEntry<controller::CachedPod>::heapBytes(const controller::Cache
   return bytes;
 }
 
-std::size_t
-StoreEntry<controller::CachedCSINode>::heapBytes(const controller::CachedCSINode& csiNode) {
+std::size_t StoreEntry<driverdeployment::CachedCSINode>::heapBytes(
+    const driverdeployment::CachedCSINode& csiNode) {
   std::size_t bytes = heapBytesOf(csiNode.name);
   if (csiNode.drivers.capacity() > 0) {
     bytes += heapChunk(csiNode.drivers.capacity() * sizeof(std::string));
@@ -43,18 +44,19 @@ StoreEntry<controller::CachedCSINode>::heapBytes(const controller::CachedCSINode
   return bytes;
 }
 
-bool StoreEntry<controller::CachedChild>::sameButVersion(const controller::CachedChild& a,
-                                                         const controller::CachedChild& b) {
+bool StoreEntry<driverdeployment::CachedChild>::sameButVersion(
+    const driverdeployment::CachedChild& a, const driverdeployment::CachedChild& b) {
   return a.content == b.content && a.body == b.body &&
          StoreEntry<Json>::sameButVersion(a.head, b.head);
 }
 
-std::size_t StoreEntry<controller::CachedChild>::heapBytes(const controller::CachedChild& child) {
+std::size_t
+StoreEntry<driverdeployment::CachedChild>::heapBytes(const driverdeployment::CachedChild& child) {
   return heapBytesOf(child.head) + heapBytesOf(child.body);
 }
 
-template class BasicStore<controller::CachedPod>;
-template class BasicStore<controller::CachedCSINode>;
-template class BasicStore<controller::CachedChild>;
+template class BasicStore<driverdeployment::CachedPod>;
+template class BasicStore<driverdeployment::CachedCSINode>;
+template class BasicStore<driverdeployment::CachedChild>;
 
 } // namespace csiop::runtime

@@ -1,8 +1,8 @@
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 
-#include <csiop/controller/object_key.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -17,4 +17,4 @@ api::UnmanagedObject unmanagedEntry(const Json& child) {
   return u;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

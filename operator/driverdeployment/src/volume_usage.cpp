@@ -1,10 +1,10 @@
-#include <csiop/controller/volume_usage.hpp>
+#include <csiop/driverdeployment/volume_usage.hpp>
 
 #include <algorithm>
 
 #include <csiop/api/json_access.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::member;
@@ -87,4 +87,4 @@ std::vector<std::string> driversUsedBy(const Json& object) {
   return {};
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

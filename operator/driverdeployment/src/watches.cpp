@@ -1,9 +1,9 @@
 // What queues a reconcile (see watches.hpp).
-#include <csiop/controller/watches.hpp>
+#include <csiop/driverdeployment/watches.hpp>
 
-#include <csiop/controller/compare.hpp>
+#include <csiop/driverdeployment/compare.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 using api::Json;
 
 namespace {
@@ -62,4 +62,4 @@ void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::Wo
   });
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,9 +1,9 @@
 // controller/applied_objects.hpp: when a pass may skip comparing a child with what it applies.
 #include <gtest/gtest.h>
 
-#include <csiop/controller/applied_objects.hpp>
+#include <csiop/driverdeployment/applied_objects.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::Json;
@@ -80,4 +80,4 @@ TEST(AppliedObjects, TheCacheIsBehindAWriteUntilItShowsItsGeneration) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

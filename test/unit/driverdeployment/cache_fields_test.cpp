@@ -5,14 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <csiop/api/annotations.hpp>
-#include <csiop/controller/caches.hpp>
-#include <csiop/controller/compare.hpp>
-#include <csiop/controller/node_rollout.hpp>
-#include <csiop/controller/typed_caches.hpp>
+#include <csiop/driverdeployment/caches.hpp>
+#include <csiop/driverdeployment/compare.hpp>
+#include <csiop/driverdeployment/node_rollout.hpp>
+#include <csiop/driverdeployment/typed_caches.hpp>
 #include <csiop/kube/field_mask.hpp>
 #include <csiop/runtime/store.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using Transform = bool (*)(Json&);
@@ -312,4 +312,4 @@ TEST(CacheFields, AChildsContentIgnoresStatusVersionAndWriters) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include <csiop/controller/cached_pod.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
 
-namespace csiop::controller::test {
+namespace csiop::driverdeployment::test {
 
 inline std::vector<CachedPod> decoded(const std::vector<Json>& pods) {
   std::vector<CachedPod> out;
@@ -26,4 +26,4 @@ inline std::vector<const CachedPod*> podPointers(const std::vector<CachedPod>& p
   return out;
 }
 
-} // namespace csiop::controller::test
+} // namespace csiop::driverdeployment::test

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/compare.hpp>
+#include <csiop/driverdeployment/compare.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 Json j(const char* text) {
@@ -100,4 +100,4 @@ TEST(Compare, QuantityValues) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/config_hash.hpp>
+#include <csiop/driverdeployment/config_hash.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 render::ConfigReference ref(const std::string& kind, const std::string& name) {
@@ -46,4 +46,4 @@ TEST(ConfigHash, SaysNothingOfTheContent) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

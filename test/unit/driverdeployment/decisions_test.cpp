@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/apply_waves.hpp>
-#include <csiop/controller/csi_driver_decision.hpp>
-#include <csiop/controller/object_key.hpp>
-#include <csiop/controller/ownership.hpp>
-#include <csiop/controller/pruning.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/apply_waves.hpp>
+#include <csiop/driverdeployment/csi_driver_decision.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
+#include <csiop/driverdeployment/pruning.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using api::Json;
@@ -238,4 +238,4 @@ TEST(Decisions, AFlagAnnotationIsTrueFalseOrInvalid) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -33,7 +33,7 @@
 
 #include "../kube/test_server.hpp"
 
-namespace csiop::controller::testing {
+namespace csiop::driverdeployment::testing {
 
 using api::Json;
 using kube::testing::Reply;
@@ -518,4 +518,4 @@ private:
   int uids_ = 0;
 };
 
-} // namespace csiop::controller::testing
+} // namespace csiop::driverdeployment::testing

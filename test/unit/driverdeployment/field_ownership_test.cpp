@@ -1,10 +1,10 @@
 // What the operator keeps of managedFields, and how it takes over what it created with a POST.
 #include <gtest/gtest.h>
 
-#include <csiop/controller/field_ownership.hpp>
+#include <csiop/driverdeployment/field_ownership.hpp>
 #include <csiop/runtime/store.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 Json entry(const std::string& manager, const std::string& operation,
@@ -87,4 +87,4 @@ TEST(OwnershipUpgrade, NothingToHandOver) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

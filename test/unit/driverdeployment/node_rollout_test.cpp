@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/node_rollout.hpp>
+#include <csiop/driverdeployment/node_rollout.hpp>
 
 #include "cached_pods.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 Json pluginPod(const std::string& node, const std::string& hash, bool ready = true,
@@ -214,4 +214,4 @@ TEST(NodeRolloutHelpers, MaxUnavailableIsANumberOrAPercentageRoundedUp) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,11 +1,11 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/pod_problems.hpp>
-#include <csiop/controller/status.hpp>
+#include <csiop/driverdeployment/pod_problems.hpp>
+#include <csiop/driverdeployment/status.hpp>
 
 #include "cached_pods.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -188,4 +188,4 @@ TEST(PodProblems, AHealthyPodIsReadyWithNothingWaiting) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -15,8 +15,8 @@
 
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/load.hpp>
-#include <csiop/controller/compare.hpp>
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/compare.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 #include <csiop/render/render.hpp>
 #include <csiop/runtime/workers.hpp>
 #include <csiop/testsupport/manual_clock.hpp>
@@ -24,7 +24,7 @@
 #include "../runtime/test_util.hpp"
 #include "fake_api.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 namespace asio = boost::asio;
@@ -670,4 +670,4 @@ TEST_F(ReconcilerTest, AStatusWriteThatConflictsRequeuesShortly) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/status.hpp>
+#include <csiop/driverdeployment/status.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 Observed rolledOut() {
@@ -236,4 +236,4 @@ TEST(Status, AtMostTwentyWaitingNodesAreListed) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

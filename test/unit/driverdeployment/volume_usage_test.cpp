@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
-#include <csiop/controller/volume_usage.hpp>
+#include <csiop/driverdeployment/volume_usage.hpp>
 
 #include "cached_pods.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 namespace {
 
 Json pv(const std::string& name, const std::string& driver) {
@@ -147,4 +147,4 @@ TEST(VolumeUsage, APodWithoutClaimsOrCSIVolumesIsNotKept) {
 }
 
 } // namespace
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -3,26 +3,26 @@
 // if the ServiceAccounts went with the claim; then the bindings), the objects of a wave at the
 // same time. A child is created when the caches do not have it, applied when it differs, and
 // left alone when it is someone else's or marked unmanaged.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <map>
 
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/apply_waves.hpp>
-#include <csiop/controller/compare.hpp>
-#include <csiop/controller/field_ownership.hpp>
-#include <csiop/controller/object_key.hpp>
-#include <csiop/controller/ownership.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/apply_waves.hpp>
+#include <csiop/driverdeployment/compare.hpp>
+#include <csiop/driverdeployment/field_ownership.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -235,4 +235,4 @@ Reconciler::recreateStorageClass(const kube::ResourceRef& ref, const Json& desir
   co_return std::nullopt;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

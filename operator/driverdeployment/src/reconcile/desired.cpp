@@ -3,20 +3,20 @@
 // roll when one changes. Those are read (by GET, they are not cached) again every
 // configPollPeriod; the DriverDeployment's own ConfigMaps (spec.configMaps) are hashed as
 // rendered, so a change of one rolls the pods in the same pass that applies it.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <algorithm>
 #include <map>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/config_hash.hpp>
+#include <csiop/driverdeployment/config_hash.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/render/config_refs.hpp>
 #include <csiop/render/render.hpp>
 
 #include "reconcile_run.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -115,4 +115,4 @@ asio::awaitable<bool> Reconciler::annotateConfigHashes(ReconcileRun& run) {
   co_return any;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

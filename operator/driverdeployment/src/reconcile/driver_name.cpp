@@ -2,20 +2,20 @@
 // from the cache): a name held by someone else is a conflict, reported and nothing applied; an
 // immutable field changed means a new CSIDriver. The claim is made with the finalizer; the whole
 // CSIDriver is applied with the children's first wave (children.cpp).
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/csi_driver_decision.hpp>
-#include <csiop/controller/field_ownership.hpp>
-#include <csiop/controller/ownership.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/csi_driver_decision.hpp>
+#include <csiop/driverdeployment/field_ownership.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/render/render.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -115,4 +115,4 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::applyCSIDriver(const Json&
   co_return std::nullopt;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

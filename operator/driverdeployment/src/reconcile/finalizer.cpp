@@ -2,7 +2,7 @@
 // operator manages carries csiop.dev/cleanup; once it is deleted, its children go (or are
 // orphaned, deletionPolicy Orphan) and then the finalizer, unless volumes of its driver are in
 // use: the deletion then waits, and the driver is managed on.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <algorithm>
 #include <map>
@@ -10,11 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/apply_waves.hpp>
-#include <csiop/controller/object_key.hpp>
-#include <csiop/controller/ownership.hpp>
-#include <csiop/controller/pruning.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/apply_waves.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
+#include <csiop/driverdeployment/pruning.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/render/render.hpp>
 #include <csiop/runtime/concurrently.hpp>
@@ -22,7 +22,7 @@
 #include "reconcile_run.hpp"
 #include "requests.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 namespace r = kube::resources;
@@ -218,4 +218,4 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   co_return ReconcileResult::done();
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

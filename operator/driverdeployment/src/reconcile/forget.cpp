@@ -1,9 +1,9 @@
 // What the reconciler keeps per DriverDeployment between passes, dropped once it is gone: the
 // reconcile of a name the cache no longer has (its deletion queues it), or of one the cache shows
 // finalized.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 void Reconciler::forget(const std::string& name) {
   statusWritten_.erase(name);
@@ -22,4 +22,4 @@ std::size_t Reconciler::trackedStateEntries() const {
   return n;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -2,18 +2,18 @@
 // DaemonSet is OnDelete, and an out-of-date plugin pod is replaced once no volume of the driver
 // is in use on its node (or the node is drained), within maxUnavailable (node_rollout.hpp plans
 // it; this step deletes the pods the plan allows and records the rest as waiting).
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/node_rollout.hpp>
-#include <csiop/controller/ownership.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/node_rollout.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -83,4 +83,4 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   co_return std::nullopt;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

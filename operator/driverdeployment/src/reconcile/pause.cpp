@@ -1,9 +1,9 @@
 // spec.paused holds everything but the status (the status step writes it).
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include "reconcile_run.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 
@@ -28,4 +28,4 @@ asio::awaitable<StepResult> Reconciler::holdWhilePaused(ReconcileRun& run) {
   co_return run.endWithStatus(EarlyStatus::Paused);
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -3,7 +3,7 @@
 // Missing ones are reported (Degraded says which) and remembered: prerequisitesAppeared() asks
 // for them again, once for all the DriverDeployments that wait, and queues those once they are
 // there. The children of an API that is not served are left out instead of failing to apply.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <algorithm>
 
@@ -15,7 +15,7 @@
 
 #include "reconcile_run.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -134,4 +134,4 @@ asio::awaitable<std::optional<bool>> Reconciler::priorityClassExists(const std::
   co_return found->has_value();
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,19 +1,19 @@
 // The children the spec no longer wants (toPrune: only what the operator made for this
 // DriverDeployment, never a Namespace), deleted in the background; those marked unmanaged stay.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/object_key.hpp>
-#include <csiop/controller/pruning.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
+#include <csiop/driverdeployment/pruning.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -43,4 +43,4 @@ asio::awaitable<StepResult> Reconciler::prune(ReconcileRun& run) {
   co_return std::nullopt;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

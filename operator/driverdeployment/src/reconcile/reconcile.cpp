@@ -1,5 +1,5 @@
 // The pass itself, and what every step reads: the live child, the children the operator made.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -8,15 +8,15 @@
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/field_ownership.hpp>
-#include <csiop/controller/object_key.hpp>
-#include <csiop/controller/ownership.hpp>
-#include <csiop/controller/unmanaged.hpp>
+#include <csiop/driverdeployment/field_ownership.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -140,4 +140,4 @@ void Reconciler::noteUnmanaged(const Json& child, Observed& observed) {
   }
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

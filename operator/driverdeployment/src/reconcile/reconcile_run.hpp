@@ -11,12 +11,12 @@
 
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/types.hpp>
-#include <csiop/controller/csi_driver_decision.hpp>
-#include <csiop/controller/error_line.hpp>
-#include <csiop/controller/reconciler.hpp>
-#include <csiop/controller/status.hpp>
+#include <csiop/driverdeployment/csi_driver_decision.hpp>
+#include <csiop/driverdeployment/error_line.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
+#include <csiop/driverdeployment/status.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 // What the status step reports when a step ended the pass early (ReconcileRun::endWithStatus).
 enum class EarlyStatus {
@@ -94,4 +94,4 @@ struct ReconcileRun {
   }
 };
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -5,7 +5,7 @@
 
 #include <csiop/kube/client.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 // A delete of exactly the incarnation `uid` (a same-named object made meanwhile is left alone),
 // in the background when `background` (the garbage collector removes what it owns).
@@ -20,4 +20,4 @@ inline kube::DeleteOptions deleteOnly(const std::string& uid, bool background = 
   return options;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,13 +1,13 @@
 // The DriverDeployment as the cache holds it when the pass begins.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/ownership.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
 
 #include "reconcile_run.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -34,4 +34,4 @@ std::optional<ReconcileRun> Reconciler::takeSnapshot(const std::string& name) {
   return run;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -1,13 +1,13 @@
 // The spec, validated (what the schema cannot express; the webhook normally stops an
 // invalid spec earlier), and what it means with every default resolved.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <csiop/api/load.hpp>
 #include <csiop/render/check.hpp>
 
 #include "reconcile_run.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 
@@ -24,4 +24,4 @@ asio::awaitable<StepResult> Reconciler::loadSpecOrReportInvalid(ReconcileRun& ru
   co_return std::nullopt;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

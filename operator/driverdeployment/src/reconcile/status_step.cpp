@@ -1,18 +1,18 @@
 // The status, the only place it is written: from what the pass observed (computeStatus is pure),
 // or what a step that ended the pass early asked for (paused, an invalid spec, a name conflict);
 // written only when it differs from what the server holds.
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 
 #include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
-#include <csiop/controller/compare.hpp>
+#include <csiop/driverdeployment/compare.hpp>
 
-#include <csiop/controller/pod_problems.hpp>
+#include <csiop/driverdeployment/pod_problems.hpp>
 #include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace asio = boost::asio;
 using api::Json;
@@ -158,4 +158,4 @@ Reconciler::writeStatus(const ReconcileRun& run, const api::DriverDeploymentStat
   co_return std::nullopt;
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

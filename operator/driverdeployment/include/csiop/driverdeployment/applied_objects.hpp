@@ -18,9 +18,9 @@
 #include <optional>
 
 #include <csiop/api/types.hpp>
-#include <csiop/controller/cached_child.hpp>
+#include <csiop/driverdeployment/cached_child.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 class AppliedObjects {
 public:
@@ -59,4 +59,4 @@ private:
   std::map<std::string, Applied> applied_; // by "Kind ns/name"
 };
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 // 0: ServiceAccounts, (Cluster)Roles, StorageClasses and the companion objects
 // (with the CSIDriver); 1: the bindings (a binding's role must exist unless the
@@ -17,4 +17,4 @@ int applyWave(const std::string& kind, bool serviceAccountsExist);
 // DaemonSet, Deployment or StatefulSet.
 bool isWorkload(const std::string& kind);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -13,7 +13,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 struct CachedChild {
   // What every pass reads: apiVersion, kind, status; of the metadata name, namespace, uid,
@@ -36,4 +36,4 @@ struct CachedChild {
 // or as caches.hpp's childFields() builds it (the body's members as text).
 CachedChild decodeChild(api::Json&& prepared);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

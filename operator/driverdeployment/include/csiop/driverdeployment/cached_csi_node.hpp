@@ -8,7 +8,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 struct CachedCSINode {
   std::string name;
@@ -19,4 +19,4 @@ struct CachedCSINode {
 // What the CSINode cache keeps of a CSINode (whole, or as csiNodeFields() builds it).
 CachedCSINode decodeCSINode(const api::Json& csiNode);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

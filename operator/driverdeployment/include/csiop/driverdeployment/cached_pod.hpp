@@ -16,7 +16,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -71,4 +71,4 @@ bool keptInPodCache(const Json& pod);
 // What the pod cache keeps of a pod (whole, or as its field mask builds it: podFields()).
 CachedPod decodePod(const Json& pod);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include <csiop/api/object_kinds.hpp>
-#include <csiop/controller/typed_caches.hpp>
-#include <csiop/controller/volume_usage.hpp>
+#include <csiop/driverdeployment/typed_caches.hpp>
+#include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/runtime/informer.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using runtime::Informer;
 
@@ -99,4 +99,4 @@ private:
   std::vector<api::ObjectKind> objectKinds_;
 };
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -16,7 +16,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -38,4 +38,4 @@ bool onlyStatusDiffers(const Json& before, const Json& after);
 // Numeric value of a Kubernetes quantity ("100m", "1.5Gi", "2e3"); nullopt if malformed.
 std::optional<long double> quantityValue(const std::string& quantity);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -12,7 +12,7 @@
 
 #include <csiop/render/config_refs.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -22,4 +22,4 @@ using ReadReference = std::pair<render::ConfigReference, std::optional<Json>>;
 // 32 hex digits (128 bits of SHA-256) over every reference, absent ones included.
 std::string configContentHash(const std::vector<ReadReference>& references);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -8,7 +8,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 struct CSIDriverDecision {
   enum class Action {
@@ -27,4 +27,4 @@ struct CSIDriverDecision {
 CSIDriverDecision decideCSIDriver(const api::Json* live, const api::Json& desired,
                                   const std::string& ownerUid, bool adopt = false);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

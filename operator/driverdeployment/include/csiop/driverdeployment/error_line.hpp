@@ -15,7 +15,7 @@
 #include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/reconcile_result.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 struct ErrorLine {
   std::string text;
@@ -37,4 +37,4 @@ inline runtime::ReconcileResult failedWith(ErrorLine error) {
   return runtime::ReconcileResult::error(std::move(error.text), error.retryWait);
 }
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -15,7 +15,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -34,4 +34,4 @@ bool writtenBy(const Json& object, std::string_view manager);
 // entry as well, the Update entry is removed instead (renaming would duplicate the manager).
 std::optional<Json> ownershipUpgrade(const Json& object, const std::string& manager);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

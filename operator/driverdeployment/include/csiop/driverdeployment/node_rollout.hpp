@@ -15,9 +15,9 @@
 #include <vector>
 
 #include <csiop/api/types.hpp>
-#include <csiop/controller/cached_pod.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -76,4 +76,4 @@ std::string currentRevisionHash(const std::vector<const Json*>& revisions,
 // maxUnavailable ("25%" or 3) of `desired` nodes, rounded up, at least 1.
 std::int32_t resolveMaxUnavailable(const Json& value, std::int32_t desired);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -6,7 +6,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 struct ObjectKey {
   std::string group;
@@ -19,4 +19,4 @@ struct ObjectKey {
 };
 ObjectKey keyOf(const api::Json& object);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -7,7 +7,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 // Whether `object` belongs to the DriverDeployment with `ownerUid`: an owner
 // reference (or, for the CSIDriver, the owner annotation) names that uid. A
@@ -26,4 +26,4 @@ bool madeFor(const api::Json& object, const std::string& ownerUid,
 // Whether metadata.finalizers of `object` lists `finalizer`.
 bool hasFinalizer(const api::Json& object, const char* finalizer);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include <csiop/controller/cached_pod.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 // One line per problem, e.g. `pod ns/name: container csi-driver: ImagePullBackOff: Back-off
 // pulling image "x"`, in the order of the pods given. A pod being deleted is skipped: its
@@ -20,4 +20,4 @@ std::vector<std::string> podProblems(const std::vector<const CachedPod*>& pods);
 // readable and bounded whatever the number of nodes).
 std::string summarizeProblems(const std::vector<std::string>& problems, std::size_t limit = 3);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -7,7 +7,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 // Live objects (found by the owner label) that the desired set no longer has
 // and that the operator made for this owner (madeFor); never a Namespace.
@@ -21,4 +21,4 @@ std::vector<api::Json> toPrune(const std::vector<const api::Json*>& live,
 // as pruning everything, so the CSIDriver goes last.
 void sortForDeletion(std::vector<api::Json>& objects);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

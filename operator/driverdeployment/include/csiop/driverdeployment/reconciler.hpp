@@ -26,17 +26,17 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <csiop/api/defaults.hpp>
-#include <csiop/controller/applied_objects.hpp>
-#include <csiop/controller/caches.hpp>
-#include <csiop/controller/csi_driver_decision.hpp>
-#include <csiop/controller/error_line.hpp>
-#include <csiop/controller/status.hpp>
-#include <csiop/controller/volume_usage.hpp>
+#include <csiop/driverdeployment/applied_objects.hpp>
+#include <csiop/driverdeployment/caches.hpp>
+#include <csiop/driverdeployment/csi_driver_decision.hpp>
+#include <csiop/driverdeployment/error_line.hpp>
+#include <csiop/driverdeployment/status.hpp>
+#include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/events.hpp>
 #include <csiop/runtime/reconcile_result.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using runtime::EventRecorder;
 using runtime::ReconcileResult;
@@ -294,4 +294,4 @@ private:
   void stopWaitingForPrerequisites(const std::string& name);
 };
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -9,7 +9,7 @@
 
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 namespace condition {
 inline constexpr const char* kReady = "Ready";
@@ -100,4 +100,4 @@ const api::Condition* findCondition(const std::vector<api::Condition>& condition
 // Whether `status` has condition `type` with status True.
 bool conditionTrue(const std::optional<api::DriverDeploymentStatus>& status, const char* type);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

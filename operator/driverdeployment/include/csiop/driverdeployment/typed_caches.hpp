@@ -8,52 +8,56 @@
 #include <cstddef>
 #include <utility>
 
-#include <csiop/controller/cached_child.hpp>
-#include <csiop/controller/cached_csi_node.hpp>
-#include <csiop/controller/cached_pod.hpp>
+#include <csiop/driverdeployment/cached_child.hpp>
+#include <csiop/driverdeployment/cached_csi_node.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
 #include <csiop/runtime/informer.hpp>
 #include <csiop/runtime/store.hpp>
 
 namespace csiop::runtime {
 
-template <> struct StoreEntry<controller::CachedPod> {
-  static controller::CachedPod decode(Json&& prepared) { return controller::decodePod(prepared); }
-  static bool sameButVersion(const controller::CachedPod& a, const controller::CachedPod& b) {
+template <> struct StoreEntry<driverdeployment::CachedPod> {
+  static driverdeployment::CachedPod decode(Json&& prepared) {
+    return driverdeployment::decodePod(prepared);
+  }
+  static bool sameButVersion(const driverdeployment::CachedPod& a,
+                             const driverdeployment::CachedPod& b) {
     return a == b; // the resourceVersion is kept beside the entry, not in it
   }
-  static std::size_t heapBytes(const controller::CachedPod& pod);
+  static std::size_t heapBytes(const driverdeployment::CachedPod& pod);
 };
 
-template <> struct StoreEntry<controller::CachedCSINode> {
-  static controller::CachedCSINode decode(Json&& prepared) {
-    return controller::decodeCSINode(prepared);
+template <> struct StoreEntry<driverdeployment::CachedCSINode> {
+  static driverdeployment::CachedCSINode decode(Json&& prepared) {
+    return driverdeployment::decodeCSINode(prepared);
   }
-  static bool sameButVersion(const controller::CachedCSINode& a,
-                             const controller::CachedCSINode& b) {
+  static bool sameButVersion(const driverdeployment::CachedCSINode& a,
+                             const driverdeployment::CachedCSINode& b) {
     return a == b;
   }
-  static std::size_t heapBytes(const controller::CachedCSINode& csiNode);
+  static std::size_t heapBytes(const driverdeployment::CachedCSINode& csiNode);
 };
 
-template <> struct StoreEntry<controller::CachedChild> {
-  static controller::CachedChild decode(Json&& prepared) {
-    return controller::decodeChild(std::move(prepared));
+template <> struct StoreEntry<driverdeployment::CachedChild> {
+  static driverdeployment::CachedChild decode(Json&& prepared) {
+    return driverdeployment::decodeChild(std::move(prepared));
   }
   // Equal heads but for metadata.resourceVersion, and equal bodies.
-  static bool sameButVersion(const controller::CachedChild& a, const controller::CachedChild& b);
-  static std::size_t heapBytes(const controller::CachedChild& child);
+  static bool sameButVersion(const driverdeployment::CachedChild& a,
+                             const driverdeployment::CachedChild& b);
+  static std::size_t heapBytes(const driverdeployment::CachedChild& child);
 };
 
-extern template class BasicStore<controller::CachedPod>;
-extern template class BasicStore<controller::CachedCSINode>;
-extern template class BasicStore<controller::CachedChild>;
+extern template class BasicStore<driverdeployment::CachedPod>;
+extern template class BasicStore<driverdeployment::CachedCSINode>;
+extern template class BasicStore<driverdeployment::CachedChild>;
 
 } // namespace csiop::runtime
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using PodInformer = runtime::BasicInformer<CachedPod>;
 using CSINodeInformer = runtime::BasicInformer<CachedCSINode>;
 using ChildInformer = runtime::BasicInformer<CachedChild>;
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -4,7 +4,7 @@
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/types.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Flag;
 using api::flagAnnotation;
@@ -18,4 +18,4 @@ inline bool managed(const api::Json& child) {
 // The child as the status lists it.
 api::UnmanagedObject unmanagedEntry(const api::Json& child);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include <csiop/api/types.hpp>
-#include <csiop/controller/cached_pod.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 using api::Json;
 
@@ -38,4 +38,4 @@ std::string describe(const VolumeUsage& usage, std::size_t names = 3);
 // DriverDeployments a change concerns); empty for other kinds. A pod's: CachedPod::inlineDrivers.
 std::vector<std::string> driversUsedBy(const Json& object);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment

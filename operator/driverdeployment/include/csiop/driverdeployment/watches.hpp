@@ -7,11 +7,11 @@
 
 #include <chrono>
 
-#include <csiop/controller/caches.hpp>
-#include <csiop/controller/reconciler.hpp>
+#include <csiop/driverdeployment/caches.hpp>
+#include <csiop/driverdeployment/reconciler.hpp>
 #include <csiop/runtime/workqueue.hpp>
 
-namespace csiop::controller {
+namespace csiop::driverdeployment {
 
 // A workload's pods change one by one through a rollout (each becoming ready is a change):
 // their DriverDeployment is reconciled once for the changes of this long, not once per pod.
@@ -23,4 +23,4 @@ inline constexpr std::chrono::seconds kPodChangeBatch{1};
 // `queue` must outlive the caches' handlers.
 void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::WorkQueue& queue);
 
-} // namespace csiop::controller
+} // namespace csiop::driverdeployment
