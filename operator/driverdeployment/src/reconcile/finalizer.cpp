@@ -45,6 +45,15 @@ Json finalizersPatch(const Json& metadata, const char* op, Json list) {
   return patch;
 }
 
+// Sets the DriverDeployment's finalizers to `list`, if they are still those of `metadata`.
+asio::awaitable<kube::Attempt<Json>> patchFinalizers(kube::Client& client, const std::string& name,
+                                                     const Json& metadata, const char* op,
+                                                     Json list) {
+  Json patch = finalizersPatch(metadata, op, std::move(list));
+  co_return co_await kube::attempt(
+      client.patch(r::driverdeployments, "", name, kube::PatchType::JsonPatch, std::move(patch)));
+}
+
 } // namespace
 
 asio::awaitable<StepResult> Reconciler::finalizeUnlessBlocked(ReconcileRun& run) {
@@ -72,9 +81,8 @@ asio::awaitable<StepResult> Reconciler::ensureFinalizer(ReconcileRun& run) {
   }
   Json with = dd["metadata"].value("finalizers", Json::array());
   with.push_back(kFinalizer);
-  Json patch = finalizersPatch(dd["metadata"], "add", std::move(with));
-  auto updated = co_await kube::attempt(client_.patch(
-      r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
+  auto updated =
+      co_await patchFinalizers(client_, run.name, dd["metadata"], "add", std::move(with));
   if (!updated) {
     co_return failedWith(
         ErrorLine::of("adding the finalizer " + std::string(kFinalizer) + ": ", updated));
@@ -208,9 +216,8 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
       without.push_back(f);
     }
   }
-  Json patch = finalizersPatch(dd["metadata"], "replace", std::move(without));
-  auto patched = co_await kube::attempt(client_.patch(
-      r::driverdeployments, "", run.name, kube::PatchType::JsonPatch, std::move(patch)));
+  auto patched =
+      co_await patchFinalizers(client_, run.name, dd["metadata"], "replace", std::move(without));
   if (!patched) {
     co_return failedWith(
         ErrorLine::of("removing the finalizer " + std::string(kFinalizer) + ": ", patched));
