@@ -6,7 +6,6 @@
 #include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/compare.hpp>
-
 #include <csiop/driverdeployment/pod_problems.hpp>
 #include <csiop/kube/attempt.hpp>
 
