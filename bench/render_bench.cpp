@@ -1,6 +1,6 @@
 // Throughput of the pure pipeline the operator runs on every reconcile:
 // parse + decode + validate a DriverDeployment, render it, and serialise the
-// result. Run: build/bench/render_bench (figures go to the README).
+// result. Run: build/bench/render_bench (figures: docs/explanation/performance.md).
 #include <benchmark/benchmark.h>
 
 #include <fstream>

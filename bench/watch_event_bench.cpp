@@ -3,7 +3,7 @@
 // the metadata, managedFields and status a running pod has) read by the WatchDecoder with the pod
 // cache's field mask and decoded into the cache's entry (CachedPod); and, for comparison, the same
 // event parsed whole. A rollout of 100 DaemonSets on 50 nodes is some 20,000 such events. Run:
-// build/bench/watch_event_bench (figures go to the README).
+// build/bench/watch_event_bench (figures: docs/explanation/performance.md).
 #include <benchmark/benchmark.h>
 
 #include <fstream>

@@ -6,9 +6,8 @@
 // keep-alive connections and sends AdmissionReviews for a fixed time: 70% a
 // valid CREATE of examples/hostpath.yaml (allowed), 10% an invalid spec (422),
 // 10% a driverName another DriverDeployment uses (403), 10% a second
-// DriverDeployment racing for hostpath's driver name, admitted moments ago
-// (403). Every answer is checked (uid echoed, allowed as expected). Prints
-// reviews/s, latency percentiles, and the server's RSS at the start, middle
+// DriverDeployment for hostpath's driver name (403). Every answer is checked (uid echoed, allowed
+// as expected). Prints reviews/s, latency percentiles, and the server's RSS at the start, middle
 // and end of the measured window.
 //
 //   build/bench/webhook_bench [--connections 8] [--duration 20] [--warmup 2] [--rate 0]
@@ -178,15 +177,15 @@ int bench(int connections, double duration, double warmup, double rate, int serv
               result.tls.c_str(), loadBefore.c_str(), cpus);
   std::printf("  mix per 10 reviews: 7 valid CREATE of examples/hostpath.yaml (%zu-byte body, "
               "allowed), 1 invalid spec (422), 1 driverName of another DriverDeployment (403), "
-              "1 racing a reservation (403)\n",
+              "1 second DriverDeployment for hostpath's driverName (403)\n",
               mix.front().prefix.size() + mix.front().suffix.size() + 36);
   std::printf("  webhook::review alone: %.1f us per review (in the load generator's process)\n",
               handlerUs);
   std::printf("throughput: %llu reviews in %.1f s = %.0f reviews/s (valid %llu, invalid %llu, "
-              "duplicate %llu, racing %llu)\n",
+              "duplicate %llu, hostpath's name %llu)\n",
               static_cast<unsigned long long>(result.reviews), result.seconds, throughput,
               count("valid CREATE"), count("invalid spec"), count("duplicate driverName"),
-              count("racing driverName"));
+              count("hostpath's driverName"));
   std::printf("latency: p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms\n", p50, p99, p999,
               max);
   if (rate > 0) {

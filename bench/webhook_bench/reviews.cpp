@@ -62,16 +62,14 @@ std::vector<ReviewKind> reviewMix() {
   Json duplicate = hostpath;
   duplicate["metadata"]["name"] = "hostpath-copy";
   duplicate["spec"]["driverName"] = kTakenDriver;
-  Json racing = hostpath;
-  racing["metadata"]["name"] = "hostpath-again";
+  Json second = hostpath;
+  second["metadata"]["name"] = "hostpath-again";
 
   const ReviewKind valid = reviewKind("valid CREATE", hostpath, true);
   const ReviewKind bad = reviewKind("invalid spec", invalid, false);
   const ReviewKind dup = reviewKind("duplicate driverName", duplicate, false);
-  const ReviewKind race = reviewKind("racing driverName", racing, false);
-  // Each connection begins with a valid CREATE, so hostpath holds its driver
-  // name before anything races for it.
-  return {valid, valid, valid, bad, valid, valid, dup, valid, valid, race};
+  const ReviewKind again = reviewKind("hostpath's driverName", second, false);
+  return {valid, valid, valid, bad, valid, valid, dup, valid, valid, again};
 }
 
 } // namespace csiop::bench::webhook

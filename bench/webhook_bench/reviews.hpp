@@ -23,7 +23,7 @@ ReviewKind reviewKind(std::string name, const csiop::api::Json& object, bool all
 
 // webhook_bench's mix per 10 reviews: 7 valid CREATE of examples/hostpath.yaml
 // (allowed), 1 invalid spec (422), 1 driverName of another DriverDeployment
-// (403), 1 racing a reservation (403). It begins with a valid CREATE.
+// (403), 1 second DriverDeployment for hostpath's driver name (403).
 std::vector<ReviewKind> reviewMix();
 
 } // namespace csiop::bench::webhook

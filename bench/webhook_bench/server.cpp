@@ -34,8 +34,13 @@ std::runtime_error systemError(const std::string& what) {
 csiop::webhook::ClusterView benchCluster() {
   return csiop::webhook::ClusterView{
       [](const std::string& driverName) {
-        return driverName == kTakenDriver ? std::vector<std::string>{kTakenBy}
-                                          : std::vector<std::string>{};
+        if (driverName == kTakenDriver) {
+          return std::vector<std::string>{kTakenBy};
+        }
+        if (driverName == kHostpathDriver) {
+          return std::vector<std::string>{kHostpathName};
+        }
+        return std::vector<std::string>{};
       },
       [](const std::string&) -> const csiop::webhook::Json* { return nullptr; },
       [](const std::string&) { return std::string(); }};
