@@ -1,0 +1,396 @@
+#include <gtest/gtest.h>
+
+#include <csiop/driverdeployment/verified_rollout.hpp>
+
+namespace csiop::driverdeployment {
+namespace {
+
+using namespace std::chrono_literals;
+
+const WallTime kT0 = WallTime{} + std::chrono::hours(24 * 365 * 56);
+
+class VerifiedRollout : public ::testing::Test {
+protected:
+  void SetUp() override {
+    for (const char* node : {"a", "b", "c", "d", "e"}) {
+      pods.push_back(pod(node, "old"));
+      registration[node] = {true, WallTime{}};
+    }
+    policy.canaryNodes = 1;
+    policy.batchSize = 2;
+    policy.soak = 60s;
+    policy.gateTimeout = 300s;
+    policy.progressDeadline = 600s;
+  }
+
+  static PluginPod pod(const std::string& node, const std::string& revision, bool ready = true,
+                       WallTime created = kT0 - 1h) {
+    return PluginPod{"plugin-" + node + "-" + revision,
+                     "uid-" + node + "-" + revision,
+                     node,
+                     revision,
+                     false,
+                     ready,
+                     created,
+                     ready ? created + 5s : WallTime{},
+                     ""};
+  }
+
+  // The DaemonSet controller's part: the pods deleted by the last plan come back at `revision`,
+  // created at `at`, Ready `readyAfter` later (or not Ready), and the kubelet registers the driver
+  // again on their nodes.
+  void recreate(const VerifiedRolloutPlan& plan, const std::string& revision, WallTime at,
+                bool ready = true) {
+    for (const Replacement& r : plan.replace) {
+      std::erase_if(pods, [&](const PluginPod& p) { return p.uid == r.uid; });
+      PluginPod fresh = pod(r.node, revision, ready, at);
+      pods.push_back(fresh);
+      if (ready) {
+        registration[r.node] = {true, fresh.readySince + 1s};
+      } else {
+        registration[r.node] = {false, WallTime{}};
+      }
+    }
+  }
+
+  VerifiedRolloutPlan run(WallTime now) {
+    VerifiedRolloutInput in;
+    in.now = now;
+    in.policy = policy;
+    in.previous = record;
+    in.currentRevision = current;
+    in.templateDigest = digest;
+    in.pods = pods;
+    in.canaryPool = pool;
+    in.unsafe = unsafe;
+    in.registration = registration;
+    in.smoke = smoke;
+    VerifiedRolloutPlan plan = planVerifiedRollout(in);
+    record = plan.record;
+    return plan;
+  }
+
+  static std::vector<std::string> nodesOf(const VerifiedRolloutPlan& plan) {
+    std::vector<std::string> out;
+    for (const Replacement& r : plan.replace) {
+      out.push_back(r.node);
+    }
+    return out;
+  }
+
+  static std::vector<std::string> reasons(const VerifiedRolloutPlan& plan) {
+    std::vector<std::string> out;
+    for (const RolloutEvent& e : plan.events) {
+      out.push_back(e.reason);
+    }
+    return out;
+  }
+
+  // Every pod at `revision`, a revision rolled out before the test.
+  void settle(const std::string& revision) {
+    current = revision;
+    for (PluginPod& p : pods) {
+      p.revision = revision;
+    }
+    record = {};
+    record.phase = RolloutPhase::Complete;
+    record.revision = revision;
+  }
+
+  // From a fresh start at kT0 to the canary on "a" passing its gates at kT0 + 10 s.
+  VerifiedRolloutPlan passCanary() {
+    current = "new";
+    digest = "t2";
+    const VerifiedRolloutPlan started = run(kT0);
+    recreate(started, "new", kT0 + 2s);
+    return run(kT0 + 10s);
+  }
+
+  RolloutPolicy policy;
+  RolloutRecord record;
+  std::string current = "old";
+  std::string digest = "t1";
+  std::vector<PluginPod> pods;
+  std::set<std::string> pool;
+  std::map<std::string, std::string> unsafe;
+  std::map<std::string, NodeRegistration> registration;
+  std::map<std::string, SmokeResult> smoke;
+};
+
+TEST_F(VerifiedRollout, AFirstDeploymentIsCompleteWithoutReplacingAnything) {
+  const VerifiedRolloutPlan plan = run(kT0);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Complete);
+  EXPECT_EQ(plan.record.revision, "old");
+  EXPECT_EQ(plan.record.updated, 5);
+  EXPECT_TRUE(plan.replace.empty());
+  EXPECT_TRUE(plan.events.empty());
+}
+
+TEST_F(VerifiedRollout, ANewRevisionReplacesOnlyTheCanaryFirst) {
+  settle("old");
+  current = "new";
+  digest = "t2";
+  const VerifiedRolloutPlan plan = run(kT0);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Canary);
+  EXPECT_EQ(plan.record.from, "old");
+  EXPECT_EQ(plan.record.revision, "new");
+  EXPECT_EQ(plan.record.template_, "t2");
+  EXPECT_EQ(plan.record.canaries, std::vector<std::string>{"a"});
+  EXPECT_EQ(nodesOf(plan), std::vector<std::string>{"a"});
+  EXPECT_EQ(reasons(plan), std::vector<std::string>{"RolloutStarted"});
+  EXPECT_TRUE(plan.removeSmoke);
+  EXPECT_FALSE(plan.revertTo);
+}
+
+TEST_F(VerifiedRollout, CanariesComeFromThePoolAndNeverFromAnUnsafeNode) {
+  settle("old");
+  current = "new";
+  pool = {"c", "d", "e"};
+  unsafe["c"] = "2 pods use volumes of the driver (apps/x, apps/y)";
+  policy.canaryNodes = 2;
+  const VerifiedRolloutPlan plan = run(kT0);
+  EXPECT_EQ(plan.record.canaries, (std::vector<std::string>{"d", "e"}));
+  EXPECT_EQ(nodesOf(plan), (std::vector<std::string>{"d", "e"}));
+}
+
+TEST_F(VerifiedRollout, WithNoCanaryNodeAvailableEveryNodeWaitsWithItsReason) {
+  settle("old");
+  current = "new";
+  pool = {"b"};
+  unsafe["b"] = "1 pod uses volumes of the driver (apps/x)";
+  const VerifiedRolloutPlan plan = run(kT0);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Canary);
+  EXPECT_TRUE(plan.record.canaries.empty());
+  EXPECT_TRUE(plan.replace.empty());
+  ASSERT_EQ(plan.waiting.size(), 5U);
+  EXPECT_EQ(plan.waiting[1].node, "b");
+  EXPECT_EQ(plan.waiting[1].reason, "VolumesInUse");
+  EXPECT_EQ(plan.waiting[0].reason, "NotACanaryNode");
+
+  unsafe.clear(); // the volume's pod went away
+  const VerifiedRolloutPlan later = run(kT0 + 30s);
+  EXPECT_EQ(later.record.canaries, std::vector<std::string>{"b"});
+  EXPECT_EQ(nodesOf(later), std::vector<std::string>{"b"});
+}
+
+TEST_F(VerifiedRollout, ACanaryReadyAndRegisteredAgainPassesThenTheRestSoaks) {
+  settle("old");
+  const VerifiedRolloutPlan passed = passCanary();
+  EXPECT_EQ(passed.record.phase, RolloutPhase::Soak);
+  EXPECT_EQ(reasons(passed), std::vector<std::string>{"CanaryPassed"});
+  EXPECT_EQ(passed.record.updated, 1);
+  EXPECT_TRUE(passed.replace.empty());
+
+  EXPECT_TRUE(run(kT0 + 69s).replace.empty()); // the soak lasts 60 s from kT0 + 10 s
+  const VerifiedRolloutPlan batch = run(kT0 + 70s);
+  EXPECT_EQ(batch.record.phase, RolloutPhase::Batch);
+  EXPECT_EQ(batch.record.batch, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(nodesOf(batch), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(reasons(batch), std::vector<std::string>{"BatchStarted"});
+}
+
+TEST_F(VerifiedRollout, TheCanaryWaitsForEachGateInOrder) {
+  settle("old");
+  current = "new";
+  const VerifiedRolloutPlan started = run(kT0);
+  recreate(started, "new", kT0 + 2s, false);
+  VerifiedRolloutPlan plan = run(kT0 + 5s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Canary);
+  ASSERT_EQ(plan.waiting.size(), 1U);
+  EXPECT_EQ(plan.waiting[0].reason, "CanaryPodReady");
+
+  PluginPod& canary = pods.back();
+  canary.ready = true;
+  canary.readySince = kT0 + 8s;
+  plan = run(kT0 + 9s); // Ready, but the CSINode does not list the driver
+  ASSERT_EQ(plan.waiting.size(), 1U);
+  EXPECT_EQ(plan.waiting[0].reason, "CanaryRegistered");
+
+  registration["a"] = {true, kT0 + 11s};
+  policy.smokeVolume = true;
+  plan = run(kT0 + 12s);
+  ASSERT_EQ(plan.waiting.size(), 1U);
+  EXPECT_EQ(plan.waiting[0].reason, "CanarySmokeVolume");
+  EXPECT_EQ(plan.smokeOn, std::vector<std::string>{"a"});
+
+  smoke["a"] = {SmokeResult::State::Running, "Mount", ""};
+  plan = run(kT0 + 20s);
+  EXPECT_EQ(plan.smokeOn, std::vector<std::string>{"a"});
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Canary);
+
+  smoke["a"] = {SmokeResult::State::Passed, "", ""};
+  plan = run(kT0 + 25s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Soak);
+  EXPECT_TRUE(plan.removeSmoke);
+  EXPECT_TRUE(plan.smokeOn.empty());
+}
+
+TEST_F(VerifiedRollout, AListingFromBeforeTheNewPodCountsOnlyAfterItSettles) {
+  settle("old");
+  current = "new";
+  const VerifiedRolloutPlan started = run(kT0);
+  recreate(started, "new", kT0 + 2s);
+  registration["a"] = {true, kT0 - 1h}; // the kubelet kept the old registration
+  EXPECT_EQ(run(kT0 + 10s).record.phase, RolloutPhase::Canary);
+  EXPECT_EQ(run(kT0 + 22s).record.phase, RolloutPhase::Soak); // Ready at +7 s, settled at +22 s
+}
+
+TEST_F(VerifiedRollout, ACrashLoopingCanaryRollsBackTheCanaryOnly) {
+  settle("old");
+  current = "new";
+  digest = "t2";
+  const VerifiedRolloutPlan started = run(kT0);
+  recreate(started, "new", kT0 + 2s, false);
+  pods.back().crashLoop = "hostpath: back-off 10s restarting failed container";
+
+  const VerifiedRolloutPlan failed = run(kT0 + 20s);
+  EXPECT_EQ(failed.record.phase, RolloutPhase::RollingBack);
+  EXPECT_EQ(failed.record.failedGate, "PodReady");
+  EXPECT_EQ(failed.record.failedNode, "a");
+  EXPECT_EQ(failed.record.failedTemplate, "t2");
+  EXPECT_NE(failed.record.message.find("crash-loops"), std::string::npos);
+  EXPECT_EQ(failed.revertTo, std::optional<std::string>("old"));
+  EXPECT_TRUE(failed.replace.empty()); // not before the DaemonSet carries the old template again
+  EXPECT_EQ(reasons(failed), std::vector<std::string>{"RolloutFailed"});
+  EXPECT_TRUE(failed.events[0].warning);
+  EXPECT_TRUE(keepPreviousTemplate(failed.record, "t2"));
+
+  current = "old"; // the reconciler applied the previous template
+  const VerifiedRolloutPlan back = run(kT0 + 21s);
+  EXPECT_EQ(nodesOf(back), std::vector<std::string>{"a"});
+  recreate(back, "old", kT0 + 22s);
+  const VerifiedRolloutPlan done = run(kT0 + 30s);
+  EXPECT_EQ(done.record.phase, RolloutPhase::RolledBack);
+  EXPECT_EQ(reasons(done), std::vector<std::string>{"RolledBack"});
+  EXPECT_EQ(done.record.updated, 0);
+  for (const PluginPod& p : pods) {
+    if (p.node != "a") {
+      EXPECT_EQ(p.uid, "uid-" + p.node + "-old") << "node " << p.node << " was touched";
+    }
+  }
+
+  // The failed template is not tried again while it stays the desired one...
+  const VerifiedRolloutPlan still = run(kT0 + 1h);
+  EXPECT_EQ(still.record.phase, RolloutPhase::RolledBack);
+  EXPECT_EQ(still.revertTo, std::optional<std::string>("old"));
+  EXPECT_TRUE(still.replace.empty());
+  // ...and a changed one rolls out again, canary first.
+  digest = "t3";
+  EXPECT_FALSE(keepPreviousTemplate(still.record, "t3"));
+  current = "newer";
+  const VerifiedRolloutPlan again = run(kT0 + 2h);
+  EXPECT_EQ(again.record.phase, RolloutPhase::Canary);
+  EXPECT_EQ(again.record.revision, "newer");
+  EXPECT_TRUE(again.record.failedTemplate.empty());
+  EXPECT_EQ(nodesOf(again), std::vector<std::string>{"a"});
+}
+
+TEST_F(VerifiedRollout, ACanaryNotReadyInTimeFailsItsGate) {
+  settle("old");
+  current = "new";
+  const VerifiedRolloutPlan started = run(kT0);
+  recreate(started, "new", kT0 + 2s, false);
+  EXPECT_EQ(run(kT0 + 301s).record.phase, RolloutPhase::Canary);
+  const VerifiedRolloutPlan failed = run(kT0 + 302s);
+  EXPECT_EQ(failed.record.phase, RolloutPhase::RollingBack);
+  EXPECT_EQ(failed.record.failedGate, "PodReady");
+}
+
+TEST_F(VerifiedRollout, AnUnregisteredCanaryHoldsWhenThePolicySaysHold) {
+  settle("old");
+  current = "new";
+  policy.rollBack = false;
+  const VerifiedRolloutPlan started = run(kT0);
+  recreate(started, "new", kT0 + 2s);
+  registration["a"] = {false, WallTime{}}; // never registers
+  const VerifiedRolloutPlan failed = run(kT0 + 400s);
+  EXPECT_EQ(failed.record.phase, RolloutPhase::Held);
+  EXPECT_EQ(failed.record.failedGate, "Registered");
+  EXPECT_FALSE(failed.revertTo);
+  EXPECT_FALSE(keepPreviousTemplate(failed.record, digest));
+  EXPECT_NE(failed.events[0].message.find("holding"), std::string::npos);
+  const VerifiedRolloutPlan held = run(kT0 + 1h);
+  EXPECT_EQ(held.record.phase, RolloutPhase::Held);
+  EXPECT_TRUE(held.replace.empty());
+}
+
+TEST_F(VerifiedRollout, AFailedSmokeVolumeNamesItsStage) {
+  settle("old");
+  current = "new";
+  policy.smokeVolume = true;
+  const VerifiedRolloutPlan started = run(kT0);
+  recreate(started, "new", kT0 + 2s);
+  EXPECT_EQ(run(kT0 + 10s).smokeOn, std::vector<std::string>{"a"});
+  smoke["a"] = {SmokeResult::State::Failed, "Mount",
+                "MountVolume.SetUp failed for volume \"pvc-1\": rpc error"};
+  const VerifiedRolloutPlan failed = run(kT0 + 40s);
+  EXPECT_EQ(failed.record.failedGate, "SmokeVolume");
+  EXPECT_EQ(failed.record.message,
+            "Mount: MountVolume.SetUp failed for volume \"pvc-1\": rpc error");
+  EXPECT_TRUE(failed.removeSmoke);
+  EXPECT_TRUE(failed.smokeOn.empty());
+}
+
+TEST_F(VerifiedRollout, BatchesFollowEachOtherAfterTheSoakUntilComplete) {
+  settle("old");
+  passCanary();
+  VerifiedRolloutPlan plan = run(kT0 + 70s);
+  recreate(plan, "new", kT0 + 71s);
+  plan = run(kT0 + 80s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Soak);
+  EXPECT_EQ(plan.record.updated, 3);
+  plan = run(kT0 + 140s);
+  EXPECT_EQ(plan.record.batch, (std::vector<std::string>{"d", "e"}));
+  recreate(plan, "new", kT0 + 141s);
+  plan = run(kT0 + 150s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Complete);
+  EXPECT_EQ(plan.record.updated, 5);
+  EXPECT_EQ(reasons(plan), std::vector<std::string>{"RolloutComplete"});
+}
+
+TEST_F(VerifiedRollout, ABatchPastItsDeadlineRollsBackEveryUpdatedNode) {
+  settle("old");
+  passCanary();
+  VerifiedRolloutPlan plan = run(kT0 + 70s);
+  recreate(plan, "new", kT0 + 71s, false);
+  EXPECT_EQ(run(kT0 + 669s).record.phase, RolloutPhase::Batch);
+  plan = run(kT0 + 671s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::RollingBack);
+  EXPECT_EQ(plan.record.failedGate, "Batch");
+  EXPECT_EQ(plan.record.failedNode, "b");
+  current = "old";
+  plan = run(kT0 + 672s);
+  // At most a batch at a time, counting the pods that are not Ready yet: b and c are not.
+  EXPECT_TRUE(plan.replace.empty());
+  for (PluginPod& p : pods) {
+    p.ready = true;
+    p.readySince = kT0 + 673s;
+  }
+  plan = run(kT0 + 674s);
+  EXPECT_EQ(nodesOf(plan), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST_F(VerifiedRollout, ANewerRevisionDuringTheCanaryStartsOver) {
+  settle("old");
+  current = "new";
+  const VerifiedRolloutPlan started = run(kT0);
+  recreate(started, "new", kT0 + 2s, false);
+  current = "newer";
+  const VerifiedRolloutPlan plan = run(kT0 + 5s);
+  EXPECT_EQ(plan.record.revision, "newer");
+  EXPECT_EQ(plan.record.from, "old");
+  EXPECT_EQ(plan.record.since, kT0 + 5s);
+  EXPECT_EQ(nodesOf(plan), std::vector<std::string>{"a"});
+}
+
+TEST_F(VerifiedRollout, PhasesHaveNamesBothWays) {
+  for (RolloutPhase p : {RolloutPhase::None, RolloutPhase::Canary, RolloutPhase::Soak,
+                         RolloutPhase::Batch, RolloutPhase::Complete, RolloutPhase::RollingBack,
+                         RolloutPhase::RolledBack, RolloutPhase::Held}) {
+    EXPECT_EQ(parsePhase(phaseName(p)), p);
+  }
+  EXPECT_FALSE(parsePhase("Paused"));
+}
+
+} // namespace
+} // namespace csiop::driverdeployment
