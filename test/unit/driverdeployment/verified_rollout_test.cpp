@@ -101,10 +101,12 @@ protected:
   VerifiedRolloutPlan passCanary() {
     current = "new";
     digest = "t2";
-    const VerifiedRolloutPlan started = run(kT0);
-    recreate(started, "new", kT0 + 2s);
+    replaceCanary();
     return run(kT0 + 10s);
   }
+
+  // The rollout starts at kT0; the canary's new pod is created at kT0 + 2 s.
+  void replaceCanary(bool ready = true) { recreate(run(kT0), current, kT0 + 2s, ready); }
 
   RolloutPolicy policy;
   RolloutRecord record;
@@ -192,8 +194,7 @@ TEST_F(VerifiedRollout, ACanaryReadyAndRegisteredAgainPassesThenTheRestSoaks) {
 TEST_F(VerifiedRollout, TheCanaryWaitsForEachGateInOrder) {
   settle("old");
   current = "new";
-  const VerifiedRolloutPlan started = run(kT0);
-  recreate(started, "new", kT0 + 2s, false);
+  replaceCanary(false);
   VerifiedRolloutPlan plan = run(kT0 + 5s);
   EXPECT_EQ(plan.record.phase, RolloutPhase::Canary);
   ASSERT_EQ(plan.waiting.size(), 1U);
@@ -228,8 +229,7 @@ TEST_F(VerifiedRollout, TheCanaryWaitsForEachGateInOrder) {
 TEST_F(VerifiedRollout, AListingFromBeforeTheNewPodCountsOnlyAfterItSettles) {
   settle("old");
   current = "new";
-  const VerifiedRolloutPlan started = run(kT0);
-  recreate(started, "new", kT0 + 2s);
+  replaceCanary();
   registration["a"] = {true, kT0 - 1h}; // the kubelet kept the old registration
   EXPECT_EQ(run(kT0 + 10s).record.phase, RolloutPhase::Canary);
   EXPECT_EQ(run(kT0 + 22s).record.phase, RolloutPhase::Soak); // Ready at +7 s, settled at +22 s
@@ -239,8 +239,7 @@ TEST_F(VerifiedRollout, ACrashLoopingCanaryRollsBackTheCanaryOnly) {
   settle("old");
   current = "new";
   digest = "t2";
-  const VerifiedRolloutPlan started = run(kT0);
-  recreate(started, "new", kT0 + 2s, false);
+  replaceCanary(false);
   pods.back().crashLoop = "hostpath: back-off 10s restarting failed container";
 
   const VerifiedRolloutPlan failed = run(kT0 + 20s);
@@ -288,8 +287,7 @@ TEST_F(VerifiedRollout, ACrashLoopingCanaryRollsBackTheCanaryOnly) {
 TEST_F(VerifiedRollout, ACanaryNotReadyInTimeFailsItsGate) {
   settle("old");
   current = "new";
-  const VerifiedRolloutPlan started = run(kT0);
-  recreate(started, "new", kT0 + 2s, false);
+  replaceCanary(false);
   EXPECT_EQ(run(kT0 + 301s).record.phase, RolloutPhase::Canary);
   const VerifiedRolloutPlan failed = run(kT0 + 302s);
   EXPECT_EQ(failed.record.phase, RolloutPhase::RollingBack);
@@ -300,8 +298,7 @@ TEST_F(VerifiedRollout, AnUnregisteredCanaryHoldsWhenThePolicySaysHold) {
   settle("old");
   current = "new";
   policy.rollBack = false;
-  const VerifiedRolloutPlan started = run(kT0);
-  recreate(started, "new", kT0 + 2s);
+  replaceCanary();
   registration["a"] = {false, WallTime{}}; // never registers
   const VerifiedRolloutPlan failed = run(kT0 + 400s);
   EXPECT_EQ(failed.record.phase, RolloutPhase::Held);
@@ -318,8 +315,7 @@ TEST_F(VerifiedRollout, AFailedSmokeVolumeNamesItsStage) {
   settle("old");
   current = "new";
   policy.smokeVolume = true;
-  const VerifiedRolloutPlan started = run(kT0);
-  recreate(started, "new", kT0 + 2s);
+  replaceCanary();
   EXPECT_EQ(run(kT0 + 10s).smokeOn, std::vector<std::string>{"a"});
   smoke["a"] = {SmokeResult::State::Failed, "Mount",
                 "MountVolume.SetUp failed for volume \"pvc-1\": rpc error"};
@@ -373,8 +369,7 @@ TEST_F(VerifiedRollout, ABatchPastItsDeadlineRollsBackEveryUpdatedNode) {
 TEST_F(VerifiedRollout, ANewerRevisionDuringTheCanaryStartsOver) {
   settle("old");
   current = "new";
-  const VerifiedRolloutPlan started = run(kT0);
-  recreate(started, "new", kT0 + 2s, false);
+  replaceCanary(false);
   current = "newer";
   const VerifiedRolloutPlan plan = run(kT0 + 5s);
   EXPECT_EQ(plan.record.revision, "newer");
