@@ -28,6 +28,7 @@ Command addVersion(CLI::App& app);
 Command addRun(CLI::App& app);
 Command addWebhook(CLI::App& app);
 Command addProbe(CLI::App& app);
+Command addSmokeVolume(CLI::App& app);
 
 // --object-kind (repeatable): a kind spec.objects may hold beyond the built-in ones
 // (api::parseObjectKind), for `run`, `webhook` and `render`.

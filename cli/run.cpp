@@ -11,8 +11,13 @@ int run(int argc, const char* const* argv, Streams streams) {
   CLI::App app{"csi-operator: deploys and runs CSI drivers on Kubernetes", "csi-operator"};
   app.require_subcommand(1);
   const std::vector<std::pair<std::string, Command>> commands = {
-      {"render", addRender(app)}, {"crds", addCrds(app)},       {"version", addVersion(app)},
-      {"run", addRun(app)},       {"webhook", addWebhook(app)}, {"probe", addProbe(app)},
+      {"render", addRender(app)},
+      {"crds", addCrds(app)},
+      {"version", addVersion(app)},
+      {"run", addRun(app)},
+      {"webhook", addWebhook(app)},
+      {"probe", addProbe(app)},
+      {"smoke-volume", addSmokeVolume(app)},
   };
   try {
     app.parse(argc, argv);
