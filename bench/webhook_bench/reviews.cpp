@@ -61,7 +61,7 @@ std::vector<ReviewKind> reviewMix() {
   invalid["spec"]["controller"]["replicas"] = -1;
   Json duplicate = hostpath;
   duplicate["metadata"]["name"] = "hostpath-copy";
-  duplicate["spec"]["driverName"] = kTakenDriver;
+  duplicate["spec"]["driverName"] = kTaken.driver;
   Json second = hostpath;
   second["metadata"]["name"] = "hostpath-again";
 

@@ -34,13 +34,13 @@ std::runtime_error systemError(const std::string& what) {
 csiop::webhook::ClusterView benchCluster() {
   return csiop::webhook::ClusterView{
       [](const std::string& driverName) {
-        if (driverName == kTakenDriver) {
-          return std::vector<std::string>{kTakenBy};
+        std::vector<std::string> users;
+        for (const Stored& stored : {kTaken, kHostpath}) {
+          if (driverName == stored.driver) {
+            users.emplace_back(stored.name);
+          }
         }
-        if (driverName == kHostpathDriver) {
-          return std::vector<std::string>{kHostpathName};
-        }
-        return std::vector<std::string>{};
+        return users;
       },
       [](const std::string&) -> const csiop::webhook::Json* { return nullptr; },
       [](const std::string&) { return std::string(); }};

@@ -13,17 +13,17 @@
 
 namespace csiop::bench::webhook {
 
-// The cluster the server judges against, as the operator's cache shows it: DriverDeployment
-// "existing" uses kTakenDriver, and "hostpath" (examples/hostpath.yaml, whose CREATE the mix
-// repeats) uses kHostpathDriver; there are no CSIDrivers. A review for a driver name held only
-// by a reservation (a create admitted moments ago, not yet in the cache) waits until the cache
-// shows its holder (polled every claimPoll, up to claimGrace: the webhook's tests cover it), so
-// that race is a latency of the API server's storing, not a cost of the webhook, and is left
-// out of the mix.
-inline constexpr const char* kTakenDriver = "taken.csi.example.com";
-inline constexpr const char* kTakenBy = "existing";
-inline constexpr const char* kHostpathDriver = "hostpath.csi.k8s.io";
-inline constexpr const char* kHostpathName = "hostpath";
+// A DriverDeployment the server's cluster holds, and its driver name.
+struct Stored {
+  const char* name;
+  const char* driver;
+};
+// The cluster the server judges against, as the operator's cache shows it: kTaken, and kHostpath
+// (examples/hostpath.yaml, whose CREATE the mix repeats); no CSIDrivers. A create racing one
+// admitted moments ago, not in the cache yet, waits until the cache shows its holder (the
+// webhook's tests cover it): the API server's storing, not the webhook's work, so not in the mix.
+inline constexpr Stored kTaken{"existing", "taken.csi.example.com"};
+inline constexpr Stored kHostpath{"hostpath", "hostpath.csi.k8s.io"};
 csiop::webhook::ClusterView benchCluster();
 
 // The server process's main: a WebhookServer on 127.0.0.1 (an ephemeral port)
