@@ -369,6 +369,24 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
   return out;
 }
 
+EffectiveRollout rollout(const std::optional<RolloutSpec>& spec) {
+  const RolloutSpec r = spec.value_or(RolloutSpec{});
+  const RolloutCanary canary = r.canary.value_or(RolloutCanary{});
+  EffectiveRollout out;
+  out.verified =
+      orDefault(r.type, std::string(defaults::kRolloutType)) == defaults::kRolloutVerified;
+  out.canaryNodes = orDefault(canary.nodes, defaults::kRolloutCanaryNodes);
+  out.canarySelector = orDefault(canary.nodeSelector, {});
+  out.batchSize = orDefault(r.batchSize, Json(defaults::kRolloutBatchSize));
+  out.soakSeconds = orDefault(r.soakSeconds, defaults::kRolloutSoakSeconds);
+  out.gateTimeoutSeconds = orDefault(r.gateTimeoutSeconds, defaults::kRolloutGateTimeoutSeconds);
+  out.progressDeadlineSeconds =
+      orDefault(r.progressDeadlineSeconds, defaults::kRolloutProgressDeadlineSeconds);
+  out.rollBack = orDefault(r.onFailure, std::string(defaults::kRolloutOnFailure)) == "Rollback";
+  out.paused = r.paused.value_or(false);
+  return out;
+}
+
 } // namespace
 
 const EffectiveSidecar* EffectiveController::sidecar(Component c) const {
@@ -430,6 +448,7 @@ Effective resolve(const DriverDeployment& object) {
   out.imagePullSecrets = orDefault(spec.imagePullSecrets, Json::array());
   out.deletionPolicy = orDefault(spec.deletionPolicy, std::string(defaults::kDeletionPolicy));
   out.paused = spec.paused.value_or(false);
+  out.rollout = rollout(spec.rollout);
   return out;
 }
 

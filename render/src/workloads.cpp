@@ -91,6 +91,18 @@ struct NodePluginWorkload {
   Json updateStrategy;   // null: the server's default
 };
 
+// The DaemonSet's updateStrategy: OnDelete where the operator replaces the plugin pods itself (a
+// verified rollout, or WhenVolumesUnused: node by node, where no volume is in use); else as given
+// (null: the server's default).
+Json nodePluginStrategy(const Effective& effective, const api::EffectiveNodePlugin& n) {
+  const Json& strategy = n.updateStrategy;
+  if (effective.rollout.verified ||
+      (strategy.is_object() && strategy.value("type", Json()) == "WhenVolumesUnused")) {
+    return Json{{"type", "OnDelete"}};
+  }
+  return strategy;
+}
+
 Json nodePluginDaemonSet(const Effective& effective, const api::EffectiveNodePlugin& n,
                          const NodePluginLayout& layout, NodePluginWorkload workload) {
   Json spec = std::move(workload.podSpec);
@@ -164,18 +176,13 @@ Json renderNodeDaemonSet(const Effective& effective) {
       }
     }
   }
-  Json strategy = n.updateStrategy;
-  if (strategy.is_object() && strategy.value("type", Json()) == "WhenVolumesUnused") {
-    // The operator replaces the pods itself, node by node, where no volume is in use.
-    strategy = Json{{"type", "OnDelete"}};
-  }
   return nodePluginDaemonSet(effective, n, linuxNodeLayout(effective),
                              {.name = nodeName(effective),
                               .component = component::kNode,
                               .podSpec = std::move(spec),
                               .pod = n.pod,
                               .sidecars = std::move(sidecars),
-                              .updateStrategy = std::move(strategy)});
+                              .updateStrategy = nodePluginStrategy(effective, n)});
 }
 
 Json renderWindowsNodeDaemonSet(const Effective& effective) {
@@ -193,7 +200,7 @@ Json renderWindowsNodeDaemonSet(const Effective& effective) {
                               .podSpec = std::move(spec),
                               .pod = w.hostProcess ? hostProcessPod(w.pod) : w.pod,
                               .sidecars = Json::array(),
-                              .updateStrategy = w.updateStrategy});
+                              .updateStrategy = nodePluginStrategy(effective, w)});
 }
 
 Json renderControllerWorkload(const Effective& effective) {

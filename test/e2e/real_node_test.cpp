@@ -1080,6 +1080,156 @@ TEST_F(RealNode, RestartingTheNodePluginUnderAFuseVolumeBreaksItWhichIsWhatTheSt
   EXPECT_FALSE(exists({"csidriver", kFuseDriver}));
 }
 
+// --- A verified rollout (spec.rollout type Verified) on the real node -------------------------
+
+const std::string kVerifiedDriver = "verified.hostpath.csiop.dev";
+const std::string kVerifiedNamespace = "csi-verified";
+const std::string kHostpathImage = "registry.k8s.io/sig-storage/hostpathplugin:v1.17.0";
+
+// The real hostpath driver, node plugin only (ephemeral inline volumes), rolled out verified:
+// the real node is the canary; a gate that fails within 40 s rolls it back.
+std::string verifiedDriverManifest(const std::string& image, const std::string& extraArg) {
+  return R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: verified
+spec:
+  driverName: )" +
+         kVerifiedDriver + R"(
+  namespace: )" +
+         kVerifiedNamespace + R"(
+  csiDriver:
+    attachRequired: false
+    volumeLifecycleModes: [Ephemeral]
+  driver:
+    image: )" +
+         image + R"(
+    imagePullPolicy: Never
+    args:
+    - )" +
+         extraArg +
+         R"(
+    - --endpoint=$(CSI_ENDPOINT)
+    - --nodeid=$(KUBE_NODE_NAME)
+    securityContext:
+      privileged: true
+    volumes:
+    - name: csi-data-dir
+      hostPath:
+        path: /var/lib/csiop-test-verified-data
+        type: DirectoryOrCreate
+    volumeMounts:
+    - name: csi-data-dir
+      mountPath: /csi-data-dir
+  rollout:
+    type: Verified
+    soakSeconds: 0
+    gateTimeoutSeconds: 40
+)";
+}
+
+std::string rolloutField(const std::string& field) {
+  return kubectl({"get", "dd", "verified", "-o", "jsonpath={.status.rollout.node." + field + "}"})
+      .out;
+}
+
+// The live node plugin pod of "verified": "name revision-hash ready".
+std::string verifiedPlugin() {
+  const Json pods = podsOf(kVerifiedNamespace, "app.kubernetes.io/component=node-plugin");
+  for (const Json& pod : pods["items"]) {
+    if (pod["metadata"].contains("deletionTimestamp"))
+      continue;
+    std::string ready = "false";
+    for (const Json& c : pod["status"].value("conditions", Json::array())) {
+      if (c.value("type", "") == "Ready")
+        ready = c.value("status", "") == "True" ? "true" : "false";
+    }
+    return pod["metadata"].value("name", "") + " " +
+           pod["metadata"]["labels"].value("controller-revision-hash", "") + " " + ready;
+  }
+  return "";
+}
+
+std::string verifiedEvents(const std::string& reason) {
+  return kubectl({"get", "events", "-n", "default", "--field-selector",
+                  "involvedObject.name=verified,reason=" + reason, "-o",
+                  "jsonpath={.items[*].message}"})
+      .out;
+}
+
+// Waits for the rollout to be rolled back after `gate` failed, and checks that the node is back
+// on `plugin`'s revision, Ready and registered.
+void expectRolledBack(const std::string& gate, const std::string& revision) {
+  EXPECT_TRUE(
+      waitFor("the canary is rolled back, " + gate + " failed", 240s, [&](std::string& seen) {
+        seen = kubectl({"get", "dd", "verified", "-o", "jsonpath={.status.rollout.node}"}).out;
+        return rolloutField("phase") == "RolledBack";
+      }));
+  EXPECT_EQ(rolloutField("failedGate"), gate);
+  EXPECT_EQ(rolloutField("failedNode"), kNode);
+  EXPECT_EQ(conditionField("verified", "RolloutFailed", "status"), "True");
+  EXPECT_TRUE(waitFor("the old plugin serves again, registered", 120s, [&](std::string& seen) {
+    seen = verifiedPlugin();
+    return seen.find(" " + revision + " true") != std::string::npos &&
+           registeredDrivers().contains(kVerifiedDriver);
+  }));
+}
+
+TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
+  if (archivedImageIds().empty())
+    GTEST_SKIP() << "no image archives (CSIOP_IMAGE_ARCHIVES), so no second image of the real "
+                    "driver to upgrade to";
+  ASSERT_NO_FATAL_FAILURE(ensureOperator());
+  const std::string nameArg = "--drivername=" + kVerifiedDriver;
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, nameArg)).ok());
+  ASSERT_TRUE(
+      waitFor("verified Ready, registered, its rollout Complete", 180s, [](std::string& seen) {
+        return ddReadyAtCurrentGeneration("verified", seen) &&
+               registeredDrivers().contains(kVerifiedDriver) && rolloutField("phase") == "Complete";
+      }));
+  const Json ds = kubectlJson({"get", "ds", "verified-node", "-n", kVerifiedNamespace});
+  EXPECT_EQ(ds["spec"]["updateStrategy"]["type"], "OnDelete");
+  const std::string first = rolloutField("revision");
+  ASSERT_FALSE(first.empty());
+
+  // 1. A flag the driver does not know (a renamed flag): the canary crash-loops.
+  ASSERT_TRUE(
+      kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, "--no-such-flag")).ok());
+  expectRolledBack("PodReady", first);
+  EXPECT_NE(rolloutField("message").find("crash-loops"), std::string::npos)
+      << rolloutField("message");
+  const Json back = kubectlJson({"get", "ds", "verified-node", "-n", kVerifiedNamespace});
+  EXPECT_EQ(back["spec"]["template"]["spec"]["containers"][0]["args"][0], nameArg)
+      << "the DaemonSet carries the previous template";
+  EXPECT_NE(verifiedEvents("RolloutFailed"), "");
+  EXPECT_NE(verifiedEvents("RolledBack"), "");
+  const std::string plugin = verifiedPlugin();
+  std::this_thread::sleep_for(10s);
+  EXPECT_EQ(verifiedPlugin(), plugin) << "the failed template was tried again";
+
+  // 2. A driver that runs but registers under another name: the Registered gate fails.
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
+                      verifiedDriverManifest(kHostpathImage, "--drivername=other.csiop.dev"))
+                  .ok());
+  expectRolledBack("Registered", first);
+
+  // 3. A good upgrade (the real driver's second image): the canary passes, the rollout completes.
+  ASSERT_TRUE(
+      kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kUpgradedDriverImage, nameArg)).ok());
+  EXPECT_TRUE(waitFor("the rollout completes on the new image", 240s, [&](std::string& seen) {
+    seen = kubectl({"get", "dd", "verified", "-o", "jsonpath={.status.rollout.node}"}).out;
+    return rolloutField("phase") == "Complete" && rolloutField("revision") != first &&
+           registeredDrivers().contains(kVerifiedDriver);
+  }));
+  EXPECT_EQ(conditionField("verified", "RolloutFailed", "status"), "False");
+  EXPECT_NE(verifiedEvents("CanaryPassed"), "");
+  const Json pods = podsOf(kVerifiedNamespace, "app.kubernetes.io/component=node-plugin");
+  ASSERT_EQ(pods["items"].size(), 1u);
+  EXPECT_EQ(pods["items"][0]["spec"]["containers"][0]["image"], kUpgradedDriverImage);
+  deleteDd("verified");
+  EXPECT_FALSE(exists({"csidriver", kVerifiedDriver}));
+}
+
 // --- Deletion -------------------------------------------------------------------------------
 
 TEST_F(RealNode, DeletingTheDriverUnderAMountedVolumeIsRefusedByTheChartsWebhook) {

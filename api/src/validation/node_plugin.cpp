@@ -1,7 +1,5 @@
 #include "sections.hpp"
 
-#include <algorithm>
-
 namespace csiop::api::validation {
 namespace {
 
@@ -30,15 +28,8 @@ void updateStrategy(Validator& v, const std::string& path, const std::optional<J
   if (whenVolumesUnused && strategy->is_object()) {
     const Json params = strategy->value("whenVolumesUnused", Json::object());
     const Json max = params.is_object() ? params.value("maxUnavailable", Json()) : Json();
-    const std::string text = max.is_string() ? max.get<std::string>() : "";
-    const bool percent =
-        text.size() >= 2 && text.size() <= 4 && text.back() == '%' &&
-        std::all_of(text.begin(), text.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
-    const bool count = max.is_number_integer() && max.get<std::int64_t>() >= 1 &&
-                       max.get<std::int64_t>() <= 1000000;
-    if (!max.is_null() && !percent && !count) {
-      v.add(invalid(path + ".whenVolumesUnused.maxUnavailable", max,
-                    "must be a number of nodes (at least 1) or a percentage such as \"10%\""));
+    if (!max.is_null()) {
+      v.nodeCount(path + ".whenVolumesUnused.maxUnavailable", max);
     }
   }
 }

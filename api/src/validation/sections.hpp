@@ -90,6 +90,9 @@ void livenessSidecar(Validator& v, Ports& reserved, const std::string& path,
 // The timings of the driver container's livenessProbe (spec.*.livenessProbe).
 void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& probe);
 
+// spec.rollout, and what a verified rollout forbids in the node plugins' updateStrategy.
+void rollout(Validator& v, const DriverDeploymentSpec& spec);
+
 // spec.storageClasses.
 void storageClasses(Validator& v, const DriverDeploymentSpec& spec);
 

@@ -63,6 +63,7 @@ Validation validate(const DriverDeployment& object) {
   const Ports nodePorts = validation::node(v, spec);
   validation::nodeDriver(v, spec, validation::controller(v, spec, nodePorts));
   validation::windowsNode(v, spec);
+  validation::rollout(v, spec);
   validation::storageClasses(v, spec);
   validation::companions(v, spec);
 

@@ -387,6 +387,30 @@ void Validator::leaderElection(const std::string& path, const std::optional<Lead
   }
 }
 
+namespace {
+
+// "N%" with N decimal digits: N, saturated at 101 however many digits there are; nothing when
+// the text is not a percentage.
+std::optional<std::int64_t> percentage(const Json& value) {
+  if (!value.is_string()) {
+    return std::nullopt;
+  }
+  const std::string& s = value.get_ref<const std::string&>();
+  if (s.size() < 2 || s.back() != '%') {
+    return std::nullopt;
+  }
+  std::int64_t percent = 0;
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') {
+      return std::nullopt;
+    }
+    percent = std::min<std::int64_t>(percent * 10 + (s[i] - '0'), 101);
+  }
+  return percent;
+}
+
+} // namespace
+
 void Validator::intOrPercent(const std::string& path, const Json& value) {
   if (value.is_number_integer()) {
     if (value.get<std::int64_t>() < 0) {
@@ -394,20 +418,21 @@ void Validator::intOrPercent(const std::string& path, const Json& value) {
     }
     return;
   }
-  if (value.is_string()) {
-    const std::string& s = value.get_ref<const std::string&>();
-    // Digits and a '%': their value, saturated above 100 however many digits there are.
-    std::int64_t percent = 0;
-    bool digits = s.size() >= 2 && s.back() == '%';
-    for (std::size_t i = 0; digits && i + 1 < s.size(); ++i) {
-      digits = s[i] >= '0' && s[i] <= '9';
-      percent = std::min<std::int64_t>(percent * 10 + (s[i] - '0'), 101);
-    }
-    if (digits && percent <= 100) {
-      return;
-    }
+  if (const auto percent = percentage(value); percent && *percent <= 100) {
+    return;
   }
   add(invalid(path, value, "must be an integer or a percentage between 0% and 100%"));
+}
+
+void Validator::nodeCount(const std::string& path, const Json& value) {
+  const bool count = value.is_number_unsigned()
+                         ? value.get<std::uint64_t>() >= 1
+                         : value.is_number_integer() && value.get<std::int64_t>() >= 1;
+  const auto percent = percentage(value);
+  if (!count && !(percent && *percent >= 1 && *percent <= 100)) {
+    add(invalid(path, value,
+                "must be a number of nodes (at least 1) or a percentage (1% to 100%)"));
+  }
 }
 
 void Validator::rollingUpdate(const std::string& path, const std::optional<Json>& strategy) {

@@ -76,6 +76,9 @@ public:
 
   // An IntOrString of a number of pods: an integer >= 0, or a percentage from "0%" to "100%".
   void intOrPercent(const std::string& path, const Json& value);
+  // A number of nodes the operator replaces at a time (`value`): an integer >= 1, or a
+  // percentage of the nodes from "1%" to "100%" (rounded up when resolved).
+  void nodeCount(const std::string& path, const Json& value);
   // A workload's update strategy (`path`: its field), as far as the operator reads into it:
   // rollingUpdate.maxUnavailable.
   void rollingUpdate(const std::string& path, const std::optional<Json>& strategy);

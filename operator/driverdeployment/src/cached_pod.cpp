@@ -43,6 +43,10 @@ void readWaiting(const Json& statuses, bool init, std::vector<CachedPod::Waiting
   }
 }
 
+api::WallTime timeField(const Json& object, const char* key) {
+  return api::parseRfc3339(stringField(object, key)).value_or(api::WallTime{});
+}
+
 void readConditions(const Json& conditions, CachedPod& pod) {
   if (!conditions.is_array()) {
     return;
@@ -52,6 +56,9 @@ void readConditions(const Json& conditions, CachedPod& pod) {
     const std::string status = stringField(c, "status");
     if (type == "Ready") {
       pod.ready = status == "True";
+      if (pod.ready) {
+        pod.readySince = timeField(c, "lastTransitionTime");
+      }
     } else if (type == "PodScheduled" && status == "False" &&
                stringField(c, "reason") == "Unschedulable") {
       pod.unschedulable = stringField(c, "message");
@@ -84,6 +91,15 @@ std::vector<std::string> CachedPod::inlineDrivers() const {
   return out;
 }
 
+std::string CachedPod::crashLoop() const {
+  for (const WaitingContainer& c : waiting) {
+    if (c.reason == "CrashLoopBackOff") {
+      return c.name + ": " + c.message;
+    }
+  }
+  return {};
+}
+
 bool keptInPodCache(const Json& pod) {
   const Json& meta = member(pod, "metadata");
   if (!stringField(member(meta, "labels"), api::kOwnerLabel).empty()) {
@@ -108,6 +124,7 @@ CachedPod decodePod(const Json& pod) {
   out.name = stringField(meta, "name");
   out.uid = stringField(meta, "uid");
   out.deleting = !member(meta, "deletionTimestamp").is_null();
+  out.created = timeField(meta, "creationTimestamp");
   const Json& labels = member(meta, "labels");
   out.owner = stringField(labels, api::kOwnerLabel);
   out.revisionHash = stringField(labels, "controller-revision-hash");

@@ -77,7 +77,8 @@ kube::FieldMask podFields() {
   kube::FieldMask m = typeAndName();
   m.keep({"metadata", "namespace"})
       .keep({"metadata", "uid"})
-      .keep({"metadata", "deletionTimestamp"});
+      .keep({"metadata", "deletionTimestamp"})
+      .keep({"metadata", "creationTimestamp"});
   for (const char* key : {"kind", "uid", "controller"}) {
     m.keep({"metadata", "ownerReferences", key});
   }
@@ -86,7 +87,7 @@ kube::FieldMask podFields() {
       .keep({"metadata", "labels", "controller-revision-hash"})
       .keep({"spec", "nodeName"})
       .keep({"status", "phase"});
-  for (const char* key : {"type", "status", "reason", "message"}) {
+  for (const char* key : {"type", "status", "reason", "message", "lastTransitionTime"}) {
     m.keep({"status", "conditions", key});
   }
   for (const char* key : {"initContainerStatuses", "containerStatuses"}) {

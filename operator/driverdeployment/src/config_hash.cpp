@@ -39,6 +39,10 @@ std::string configContentHash(const std::vector<ReadReference>& references) {
     text += "binaryData\n";
     append(text, api::member(*object, "binaryData"));
   }
+  return contentDigest(text);
+}
+
+std::string contentDigest(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);

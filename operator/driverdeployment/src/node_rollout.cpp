@@ -82,19 +82,53 @@ std::int32_t resolveMaxUnavailable(const Json& value, std::int32_t desired) {
   if (value.is_number_integer()) {
     n = value.get<std::int64_t>();
   } else if (value.is_string()) {
-    // "N%" (validated); anything else keeps the default.
+    // "N%" (validated: 1% to 100%, perhaps zero-padded); anything else keeps the default.
     const std::string s = value.get<std::string>();
     std::int64_t percent = 0;
-    bool digits = s.size() >= 2 && s.size() <= 4 && s.back() == '%';
+    bool digits = s.size() >= 2 && s.back() == '%';
     for (std::size_t i = 0; digits && i + 1 < s.size(); ++i) {
       digits = s[i] >= '0' && s[i] <= '9';
-      percent = percent * 10 + (s[i] - '0');
+      percent = std::min<std::int64_t>(percent * 10 + (s[i] - '0'), 100);
     }
     if (digits) {
       n = (percent * desired + 99) / 100;
     }
   }
   return static_cast<std::int32_t>(std::clamp<std::int64_t>(n, 1, 1'000'000));
+}
+
+NodeSafety nodeSafety(const std::string& node, const std::map<std::string, NodeVolumeUsers>& users,
+                      const std::map<std::string, const Json*>& nodes) {
+  const auto usersIt = users.find(node);
+  const NodeVolumeUsers none;
+  const NodeVolumeUsers& using_ = usersIt == users.end() ? none : usersIt->second;
+  const auto nodeIt = nodes.find(node);
+  const Json* nodeObject = nodeIt == nodes.end() ? nullptr : nodeIt->second;
+  const Flag allowed = nodeObject == nullptr
+                           ? Flag::No
+                           : flagAnnotation(*nodeObject, kAllowNodePluginUpdateAnnotation);
+  const bool cordoned =
+      nodeObject != nullptr && api::isTrue(member(*nodeObject, "spec"), "unschedulable");
+  NodeSafety out;
+  if (using_.pods.empty()) {
+    out.why = "no pod on the node uses a volume of the driver";
+  } else if (allowed == Flag::Yes) {
+    out.why = std::string("the node is annotated ") + kAllowNodePluginUpdateAnnotation + "=true";
+  } else if (cordoned && using_.blocking.empty()) {
+    out.why = "the node is drained (cordoned; only pods a drain leaves use the driver's volumes)";
+  } else {
+    std::string message = std::to_string(using_.pods.size()) +
+                          (using_.pods.size() == 1 ? " pod uses" : " pods use") +
+                          " volumes of the driver (" + names(using_.pods) + ")";
+    std::string reason = "VolumesInUse";
+    if (allowed == Flag::Invalid) {
+      reason = "InvalidAnnotation";
+      message = invalidFlagMessage(*nodeObject, kAllowNodePluginUpdateAnnotation, "node " + node) +
+                "; " + message;
+    }
+    out.wait = NodeWait{node, std::move(reason), std::move(message)};
+  }
+  return out;
 }
 
 NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
@@ -122,38 +156,12 @@ NodeRolloutPlan planNodeRollout(const NodeRolloutInput& in) {
   std::int32_t budget = in.maxUnavailable - unavailable;
   for (const CachedPod* pod : outdated) {
     const std::string& node = pod->nodeName;
-    const auto usersIt = in.users.find(node);
-    const NodeVolumeUsers none;
-    const NodeVolumeUsers& users = usersIt == in.users.end() ? none : usersIt->second;
-    const auto nodeIt = in.nodes.find(node);
-    const Json* nodeObject = nodeIt == in.nodes.end() ? nullptr : nodeIt->second;
-    const Flag allowed = nodeObject == nullptr
-                             ? Flag::No
-                             : flagAnnotation(*nodeObject, kAllowNodePluginUpdateAnnotation);
-    const bool cordoned =
-        nodeObject != nullptr && api::isTrue(member(*nodeObject, "spec"), "unschedulable");
-    std::string why;
-    if (users.pods.empty()) {
-      why = "no pod on the node uses a volume of the driver";
-    } else if (allowed == Flag::Yes) {
-      why = std::string("the node is annotated ") + kAllowNodePluginUpdateAnnotation + "=true";
-    } else if (cordoned && users.blocking.empty()) {
-      why = "the node is drained (cordoned; only pods a drain leaves use the driver's volumes)";
-    }
-    if (why.empty()) {
-      std::string message = std::to_string(users.pods.size()) +
-                            (users.pods.size() == 1 ? " pod uses" : " pods use") +
-                            " volumes of the driver (" + names(users.pods) + ")";
-      std::string reason = "VolumesInUse";
-      if (allowed == Flag::Invalid) {
-        reason = "InvalidAnnotation";
-        message =
-            invalidFlagMessage(*nodeObject, kAllowNodePluginUpdateAnnotation, "node " + node) +
-            "; " + message;
-      }
-      plan.waiting.push_back({node, reason, message});
+    NodeSafety safety = nodeSafety(node, in.users, in.nodes);
+    if (safety.wait) {
+      plan.waiting.push_back(std::move(*safety.wait));
       continue;
     }
+    const std::string& why = safety.why;
     if (budget <= 0) {
       plan.waiting.push_back({node, "MaxUnavailable",
                               "ready to update (" + why + "); waiting for " +

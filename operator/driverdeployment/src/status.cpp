@@ -54,6 +54,27 @@ bool rolledOut(const Observed::Workload& workload) {
          workload.ready == workload.desired;
 }
 
+// RolloutFailed: True while a node plugin's verified rollout is rolling back, rolled back or
+// held after a failed gate (which gate, on which node, why); False otherwise.
+template <class Set>
+void setRolloutFailed(const api::RolloutsStatus& rollouts, std::int64_t generation, Set&& set) {
+  for (const auto* r : {&rollouts.node, &rollouts.windowsNode}) {
+    if (*r &&
+        ((*r)->phase == "RollingBack" || (*r)->phase == "RolledBack" || (*r)->phase == "Held")) {
+      const api::RolloutStatus& failed = **r;
+      set(make(
+          condition::kRolloutFailed, true, failed.phase,
+          "node plugin revision " + failed.revision.value_or("") + " failed gate " +
+              failed.failedGate.value_or("") + " on node " + failed.failedNode.value_or("") + ": " +
+              failed.message.value_or("") +
+              (failed.phase == "Held" ? "" : " (rolled back to " + failed.from.value_or("") + ")"),
+          generation));
+      return;
+    }
+  }
+  set(make(condition::kRolloutFailed, false, "NoFailure", "no rollout gate failed", generation));
+}
+
 } // namespace
 
 const api::Condition* findCondition(const std::vector<api::Condition>& conditions,
@@ -124,6 +145,10 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   if (observed.hasController) {
     const auto controller = observed.controller.value_or(Observed::Workload{});
     status.controller = api::ControllerStatus{controller.desired, controller.ready};
+  }
+  if (observed.rollout) {
+    status.rollout = observed.rollout;
+    setRolloutFailed(*observed.rollout, generation, set);
   }
 
   if (!observed.unmanaged.empty()) {

@@ -416,7 +416,9 @@ private:
     std::int32_t busy = 0;
     std::vector<const PluginPod*> back;
     for (const PluginPod& pod : in_.pods) {
-      if (pod.deleting || !pod.ready) {
+      // Unavailable already: a pod going, or one back at the previous revision and not Ready
+      // yet. A pod of the failed revision that is not Ready is what goes back first.
+      if (pod.deleting || (!pod.ready && pod.revision == rec().from)) {
         ++busy;
       }
       if (!pod.deleting && pod.revision != rec().from) {
@@ -432,8 +434,9 @@ private:
                                  " is not tried again until the DriverDeployment changes"});
       return;
     }
-    std::sort(back.begin(), back.end(),
-              [](const PluginPod* a, const PluginPod* b) { return a->node < b->node; });
+    std::sort(back.begin(), back.end(), [](const PluginPod* a, const PluginPod* b) {
+      return std::pair(a->ready, a->node) < std::pair(b->ready, b->node); // the broken first
+    });
     std::int32_t budget = std::max(in_.policy.batchSize, in_.policy.canaryNodes) - busy;
     for (const PluginPod* pod : back) {
       if (const std::string* why = unsafe(pod->node)) {

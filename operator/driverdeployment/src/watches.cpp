@@ -43,6 +43,7 @@ void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::Wo
   // A CSINode changes as a node registers or drops a driver: its drivers' status counts it.
   caches.csiNodes.onChange(
       [&reconciler, &queue](const CachedCSINode* old, const CachedCSINode* updated) {
+        reconciler.noteRegistration(old, updated);
         queueOwners(reconciler, queue, old, updated);
       });
   // The workloads' pods are batched (kPodChangeBatch). The other pods cached are those with

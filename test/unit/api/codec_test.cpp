@@ -118,6 +118,7 @@ TEST(Codec, AllFieldsFileSetsEveryFieldAndRoundTrips) {
         {std::regex("^spec\\.(node|controller|windowsNode)\\.driver"), "spec.driver"},
         {std::regex("^spec\\.(node|controller|windowsNode)\\.livenessProbe"), "<probe>"},
         {std::regex("^spec\\.windowsNode\\.registrar"), "spec.node.registrar"},
+        {std::regex("^status\\.rollout\\.windowsNode"), "status.rollout.node"},
         {std::regex("^spec\\.controller(\\.<sidecar>)?\\.leaderElection"), "<leaderElection>"},
     };
     std::set<std::string> out;

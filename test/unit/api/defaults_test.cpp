@@ -105,5 +105,48 @@ TEST(Defaults, ExplicitEmptyListsStayEmpty) {
   EXPECT_EQ(e.node.tolerations, Json::array());
 }
 
+// spec.rollout: the defaults its description documents, whether it is absent, empty or only
+// names the type.
+TEST(Defaults, RolloutIsUnverifiedWithTheDocumentedPolicy) {
+  for (const char* spec : {"", "  rollout: {}\n", "  rollout: {type: Verified}\n"}) {
+    SCOPED_TRACE(spec);
+    const EffectiveRollout r = resolve(load(dd(spec))).rollout;
+    EXPECT_EQ(r.verified, std::string(spec).find("Verified") != std::string::npos);
+    EXPECT_EQ(r.canaryNodes, 1);
+    EXPECT_TRUE(r.canarySelector.empty());
+    EXPECT_EQ(r.batchSize, "25%");
+    EXPECT_EQ(r.soakSeconds, 60);
+    EXPECT_EQ(r.gateTimeoutSeconds, 300);
+    EXPECT_EQ(r.progressDeadlineSeconds, 600);
+    EXPECT_TRUE(r.rollBack);
+    EXPECT_FALSE(r.paused);
+  }
+}
+
+TEST(Defaults, RolloutReadsEveryField) {
+  const EffectiveRollout r = resolve(load(dd(R"(  rollout:
+    type: Verified
+    canary: {nodes: 3, nodeSelector: {pool: canary}}
+    batchSize: 4
+    soakSeconds: 0
+    gateTimeoutSeconds: 30
+    progressDeadlineSeconds: 90
+    onFailure: Hold
+    paused: true
+)")))
+                                 .rollout;
+  EXPECT_TRUE(r.verified);
+  EXPECT_EQ(r.canaryNodes, 3);
+  EXPECT_EQ(r.canarySelector, (StringMap{{"pool", "canary"}}));
+  EXPECT_EQ(r.batchSize, 4);
+  EXPECT_EQ(r.soakSeconds, 0);
+  EXPECT_EQ(r.gateTimeoutSeconds, 30);
+  EXPECT_EQ(r.progressDeadlineSeconds, 90);
+  EXPECT_FALSE(r.rollBack);
+  EXPECT_TRUE(r.paused);
+  EXPECT_EQ(resolve(load(dd("  rollout: {type: Verified, batchSize: '10%'}\n"))).rollout.batchSize,
+            "10%");
+}
+
 } // namespace
 } // namespace csiop::api

@@ -221,12 +221,12 @@ INSTANTIATE_TEST_SUITE_P(
                     "WhenVolumesUnusedMaxUnavailable",
                     "spec: {node: {updateStrategy: {type: WhenVolumesUnused, whenVolumesUnused: "
                     "{maxUnavailable: 'ten'}}}}",
-                    {R"(spec.node.updateStrategy.whenVolumesUnused.maxUnavailable: Invalid value: "ten": must be a number of nodes (at least 1) or a percentage such as "10%")"}},
+                    {R"(spec.node.updateStrategy.whenVolumesUnused.maxUnavailable: Invalid value: "ten": must be a number of nodes (at least 1) or a percentage (1% to 100%))"}},
                 Case{
                     "WhenVolumesUnusedMaxUnavailableZero",
                     "spec: {node: {updateStrategy: {type: WhenVolumesUnused, whenVolumesUnused: "
                     "{maxUnavailable: 0}}}}",
-                    {R"(spec.node.updateStrategy.whenVolumesUnused.maxUnavailable: Invalid value: 0: must be a number of nodes (at least 1) or a percentage such as "10%")"}},
+                    {R"(spec.node.updateStrategy.whenVolumesUnused.maxUnavailable: Invalid value: 0: must be a number of nodes (at least 1) or a percentage (1% to 100%))"}},
                 Case{
                     "NodeSelectorKeys", "spec: {node: {nodeSelector: {'bad key': x}}}", {R"(spec.node.nodeSelector: Invalid value: "bad key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'))"}},
                 Case{

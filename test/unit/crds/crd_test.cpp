@@ -123,8 +123,8 @@ TEST(Crd, IsClusterScopedWithStatusAndPrinterColumns) {
   for (const auto& c : version["additionalPrinterColumns"]) {
     columns.push_back(c["name"]);
   }
-  EXPECT_EQ(columns, (std::vector<std::string>{"Driver", "Ready", "Registered", "Desired", "Paused",
-                                               "Age"}));
+  EXPECT_EQ(columns, (std::vector<std::string>{"Driver", "Ready", "Registered", "Desired",
+                                               "Rollout", "Paused", "Age"}));
 }
 
 TEST(Crd, EmbeddedCopyIsTheCheckedInFile) {

@@ -98,13 +98,19 @@ TEST(CacheFields, AWorkloadPodIsCachedTheSameFromItsMaskedFields) {
   EXPECT_TRUE(cached.deleting);
   EXPECT_TRUE(cached.unschedulable);
   EXPECT_EQ(cached.waiting.size(), 1U) << "the driver crash-looping";
+  EXPECT_EQ(cached.crashLoop(), "driver: back-off 40s");
+  EXPECT_EQ(cached.created, api::parseRfc3339("2026-01-01T00:00:00Z"));
+  EXPECT_EQ(cached.readySince, api::WallTime{}) << "not ready";
   Json healthy = pod;
   healthy["status"] = Json::parse(R"({"phase": "Running", "conditions": [
-      {"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
+      {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:09Z"},
+      {"type": "PodScheduled", "status": "True"}],
       "containerStatuses": [{"name": "driver", "state": {"running": {}}}]})");
   healthy["metadata"].erase("deletionTimestamp");
   expectSamePod(healthy);
   EXPECT_TRUE(decodePod(healthy).ready);
+  EXPECT_EQ(decodePod(healthy).readySince, api::parseRfc3339("2026-01-01T00:00:09Z"));
+  EXPECT_EQ(decodePod(healthy).crashLoop(), "");
   Json bare = Json::parse(R"({"metadata": {"name": "bare"}})");
   bare["metadata"]["labels"][api::kOwnerLabel] = "hostpath";
   expectSamePod(bare);

@@ -211,6 +211,11 @@ TEST(NodeRolloutHelpers, MaxUnavailableIsANumberOrAPercentageRoundedUp) {
   EXPECT_EQ(resolveMaxUnavailable(Json("1%"), 10), 1);
   EXPECT_EQ(resolveMaxUnavailable(Json("0%"), 10), 1); // never stuck at zero
   EXPECT_EQ(resolveMaxUnavailable(Json(0), 10), 1);
+  // As validated: zero-padded, and never more than every node.
+  EXPECT_EQ(resolveMaxUnavailable(Json("0050%"), 10), 5);
+  EXPECT_EQ(resolveMaxUnavailable(Json("100%"), 10), 10);
+  EXPECT_EQ(resolveMaxUnavailable(Json("99999999999999999999%"), 10), 10);
+  EXPECT_EQ(resolveMaxUnavailable(Json(std::int64_t{1} << 40), 10), 1'000'000);
 }
 
 } // namespace

@@ -82,6 +82,7 @@ protected:
       });
     }
     caches_.csiNodes.onChange([this](const CachedCSINode* old, const CachedCSINode* updated) {
+      reconciler_.noteRegistration(old, updated);
       queueOwners(old, updated);
     });
   }
@@ -667,6 +668,193 @@ TEST_F(ReconcilerTest, AStatusWriteThatConflictsRequeuesShortly) {
   queued_.insert("demo");
   drain();
   EXPECT_EQ(ready().rfind("False ", 0), 0u) << ready();
+}
+
+// spec.rollout type Verified, against a DaemonSet controller and kubelets the test plays: three
+// nodes, a new image; the pass's clock stands at fixedNow() (10:00:00), the new pods were
+// created before it.
+class VerifiedRolloutTest : public ReconcilerTest {
+protected:
+  static Json verifiedDriverDeployment() {
+    Json dd = driverDeployment();
+    dd["spec"]["node"].erase("updateStrategy");
+    dd["spec"]["rollout"] = {{"type", "Verified"}, {"soakSeconds", 0}};
+    return dd;
+  }
+
+  // Three nodes running revision r1, as a DaemonSet controller would have made them.
+  void convergeOnThreeNodes() {
+    api_.put(r::driverdeployments, verifiedDriverDeployment());
+    for (const char* node : {"node-1", "node-2", "node-3"}) {
+      api_.put(r::csinodes, csiNode(node));
+    }
+    start();
+    queued_.insert("demo");
+    drain();
+    const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
+    ASSERT_NE(ds, nullptr);
+    ASSERT_EQ((*ds)["spec"]["updateStrategy"], Json({{"type", "OnDelete"}}));
+    putRevision("r1", 1);
+    for (const char* node : {"node-1", "node-2", "node-3"}) {
+      putPod(std::string("old-") + node, node, "r1");
+    }
+    drain();
+    ASSERT_EQ(rollout().value("phase", ""), "Complete") << rollout().dump();
+  }
+
+  std::string dsUid() const {
+    return (*api_.findNamed(r::daemonsets, "demo-node"))["metadata"].value("uid", "");
+  }
+
+  // The DaemonSet controller records its current template as revision `hash`, number `number`.
+  void putRevision(const std::string& hash, int number) {
+    const Json& ds = *api_.findNamed(r::daemonsets, "demo-node");
+    Json tmpl = ds["spec"]["template"];
+    tmpl["$patch"] = "replace";
+    api_.put(r::controllerrevisions,
+             {{"metadata",
+               {{"name", "demo-node-" + hash},
+                {"namespace", dsNamespace()},
+                {"labels", {{api::kOwnerLabel, "demo"}, {"controller-revision-hash", hash}}},
+                {"ownerReferences",
+                 {{{"apiVersion", "apps/v1"},
+                   {"kind", "DaemonSet"},
+                   {"name", "demo-node"},
+                   {"uid", dsUid()},
+                   {"controller", true}}}}}},
+              {"data", {{"spec", {{"template", tmpl}}}}},
+              {"revision", number}});
+  }
+
+  // A node plugin pod on `node` at `revision`, created at 09:59:30, Ready since 09:59:55 (or
+  // crash-looping).
+  void putPod(const std::string& name, const std::string& node, const std::string& revision,
+              bool crashLoops = false) {
+    Json status = {{"phase", "Running"},
+                   {"conditions",
+                    {{{"type", "Ready"},
+                      {"status", crashLoops ? "False" : "True"},
+                      {"lastTransitionTime", "2024-05-01T09:59:55Z"}}}}};
+    if (crashLoops) {
+      status["containerStatuses"] = {
+          {{"name", "csi-driver"},
+           {"state",
+            {{"waiting", {{"reason", "CrashLoopBackOff"}, {"message", "back-off 10s"}}}}}}};
+    }
+    api_.put(r::pods,
+             {{"metadata",
+               {{"name", name},
+                {"namespace", dsNamespace()},
+                {"creationTimestamp", "2024-05-01T09:59:30Z"},
+                {"labels", {{api::kOwnerLabel, "demo"}, {"controller-revision-hash", revision}}},
+                {"ownerReferences",
+                 {{{"apiVersion", "apps/v1"},
+                   {"kind", "DaemonSet"},
+                   {"name", "demo-node"},
+                   {"uid", dsUid()},
+                   {"controller", true}}}}}},
+              {"spec", {{"nodeName", node}}},
+              {"status", status}});
+  }
+
+  // The kubelet of `node` drops the driver and registers it again (the new plugin's registrar).
+  void reregister(const std::string& node) {
+    api_.put(r::csinodes, {{"metadata", {{"name", node}}}, {"spec", {{"drivers", Json::array()}}}});
+    settle();
+    api_.put(r::csinodes, csiNode(node));
+    settle();
+  }
+
+  // One pass on settled caches (a rollout under way requeues itself; drain() would not end).
+  ReconcileResult pass() {
+    settle();
+    const ReconcileResult result = reconcile("demo");
+    settle();
+    return result;
+  }
+
+  Json rollout() const {
+    const Json* dd = api_.find(r::driverdeployments, "", "demo");
+    return dd == nullptr ? Json::object()
+                         : dd->value("status", Json::object())
+                               .value("rollout", Json::object())
+                               .value("node", Json::object());
+  }
+
+  bool podExists(const std::string& name) const {
+    return api_.find(r::pods, dsNamespace(), name) != nullptr;
+  }
+
+  void newImage() {
+    editSpec([](Json& spec) { spec["driver"]["image"] = "example.com/driver:v2"; });
+    drain();
+    putRevision("r2", 2);
+  }
+};
+
+TEST_F(VerifiedRolloutTest, TheCanaryGoesFirstAndTheRestFollowOnceTheDriverRegistersAgain) {
+  convergeOnThreeNodes();
+  newImage();
+  EXPECT_EQ(pass().outcome, ReconcileResult::Outcome::Requeue) << "a rollout under way";
+  EXPECT_FALSE(podExists("old-node-1")) << "the canary's plugin is replaced";
+  EXPECT_TRUE(podExists("old-node-2"));
+  EXPECT_TRUE(podExists("old-node-3"));
+  EXPECT_EQ(rollout().value("phase", ""), "Canary") << rollout().dump();
+  EXPECT_EQ(rollout()["canaries"], Json({"node-1"}));
+
+  putPod("new-node-1", "node-1", "r2");
+  pass();
+  EXPECT_EQ(rollout().value("phase", ""), "Canary") << "not registered again yet";
+  EXPECT_TRUE(podExists("old-node-2"));
+  reregister("node-1");
+  pass(); // the canary passes; no soak
+  pass(); // the first batch: 25 % of 3 nodes, one
+  EXPECT_TRUE(recorded("CanaryPassed"));
+  EXPECT_TRUE(recorded("BatchStarted"));
+  EXPECT_EQ(rollout().value("phase", ""), "Batch") << rollout().dump();
+  EXPECT_FALSE(podExists("old-node-2"));
+  EXPECT_TRUE(podExists("old-node-3")) << "one node per batch";
+  EXPECT_EQ(condition("RolloutFailed"), "False NoFailure: no rollout gate failed");
+}
+
+TEST_F(VerifiedRolloutTest, ACanaryThatCrashLoopsIsRolledBackAndNoOtherNodeChanges) {
+  convergeOnThreeNodes();
+  const std::string uid2 = (*api_.find(r::pods, dsNamespace(), "old-node-2"))["metadata"]["uid"];
+  newImage();
+  pass();
+  ASSERT_FALSE(podExists("old-node-1"));
+  putPod("new-node-1", "node-1", "r2", /*crashLoops=*/true);
+  pass(); // the PodReady gate fails: rolling back
+  EXPECT_TRUE(recorded("RolloutFailed"));
+  EXPECT_EQ(rollout().value("phase", ""), "RollingBack") << rollout().dump();
+  EXPECT_EQ(rollout().value("failedGate", ""), "PodReady");
+  pass(); // the DaemonSet gets revision r1's template back
+  const Json& ds = *api_.findNamed(r::daemonsets, "demo-node");
+  EXPECT_EQ(ds["spec"]["template"]["spec"]["containers"][0].value("image", ""),
+            "example.com/driver:v1")
+      << ds["spec"]["template"]["spec"]["containers"][0].dump();
+  EXPECT_FALSE(ds["spec"]["template"].contains("$patch"));
+  putRevision("r1", 3); // the DaemonSet controller makes r1 current again
+  pass();
+  EXPECT_FALSE(podExists("new-node-1")) << "the canary goes back";
+  putPod("back-node-1", "node-1", "r1");
+  pass();
+  EXPECT_EQ(rollout().value("phase", ""), "RolledBack") << rollout().dump();
+  EXPECT_TRUE(recorded("RolledBack"));
+  EXPECT_EQ((*api_.find(r::pods, dsNamespace(), "old-node-2"))["metadata"]["uid"], uid2);
+  EXPECT_TRUE(podExists("old-node-3"));
+  EXPECT_EQ(condition("RolloutFailed")
+                .rfind("True RolledBack: node plugin revision r2 failed gate "
+                       "PodReady on node node-1",
+                       0),
+            0u)
+      << condition("RolloutFailed");
+  // The failed template is not tried again: the next passes keep r1's template on the DaemonSet.
+  pass();
+  EXPECT_EQ(
+      (*api_.findNamed(r::daemonsets, "demo-node"))["spec"]["template"]["spec"]["containers"][0]
+          .value("image", ""),
+      "example.com/driver:v1");
 }
 
 } // namespace

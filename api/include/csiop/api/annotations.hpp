@@ -20,6 +20,9 @@ inline constexpr const char* kForceDeleteAnnotation = "csiop.dev/force-delete";
 // On a child: "true" makes the operator leave that object alone (no apply, no prune; orphaned
 // when the DriverDeployment goes) until it is removed.
 inline constexpr const char* kUnmanagedAnnotation = "csiop.dev/unmanaged";
+// On a DriverDeployment: a verified rollout that failed (rolled back or held) is tried again
+// once for each new value (any value: a counter or a time).
+inline constexpr const char* kRetryRolloutAnnotation = "csiop.dev/retry-rollout";
 
 // Written by the operator on every object it renders: the owning DriverDeployment's name (the
 // label that finds them all), and on the cluster-scoped CSIDriver its uid (which an owner

@@ -20,6 +20,16 @@ inline constexpr const char* kPullPolicy = "IfNotPresent";
 inline constexpr const char* kDriverContainerName = "csi-driver";
 inline constexpr const char* kFsGroupPolicy = "ReadWriteOnceWithFSType";
 inline constexpr const char* kDeletionPolicy = "Delete";
+// spec.rollout: see docs/how-to/rollouts.md for why these are the defaults.
+inline constexpr const char* kRolloutVerified = "Verified";
+inline constexpr const char* kRolloutUnverified = "Unverified";
+inline constexpr const char* kRolloutType = "Unverified";
+inline constexpr std::int32_t kRolloutCanaryNodes = 1;
+inline constexpr const char* kRolloutBatchSize = "25%";
+inline constexpr std::int64_t kRolloutSoakSeconds = 60;
+inline constexpr std::int64_t kRolloutGateTimeoutSeconds = 300;
+inline constexpr std::int64_t kRolloutProgressDeadlineSeconds = 600;
+inline constexpr const char* kRolloutOnFailure = "Rollback";
 inline constexpr const char* kControllerKind = "Deployment";
 // spec.controller.placement: the sidecars run in a controller workload of their own, or
 // in the node plugin's pods beside its driver process.
@@ -223,6 +233,19 @@ struct EffectiveCSIDriver {
   std::optional<bool> preventPodSchedulingIfMissing;
 };
 
+// spec.rollout, resolved.
+struct EffectiveRollout {
+  bool verified = false;
+  std::int32_t canaryNodes = defaults::kRolloutCanaryNodes;
+  StringMap canarySelector; // empty: any node
+  Json batchSize;           // an integer or a percentage, resolved against the nodes
+  std::int64_t soakSeconds = defaults::kRolloutSoakSeconds;
+  std::int64_t gateTimeoutSeconds = defaults::kRolloutGateTimeoutSeconds;
+  std::int64_t progressDeadlineSeconds = defaults::kRolloutProgressDeadlineSeconds;
+  bool rollBack = true; // onFailure Rollback (false: Hold)
+  bool paused = false;
+};
+
 struct Effective {
   std::string name; // metadata.name
   std::string uid;  // metadata.uid, empty outside a cluster
@@ -247,6 +270,7 @@ struct Effective {
   std::string imageRegistry; // empty: default
   std::string deletionPolicy;
   bool paused = false;
+  EffectiveRollout rollout;
 
   // A controller Deployment or StatefulSet is rendered (spec.controller with placement Workload).
   [[nodiscard]] bool hasControllerWorkload() const {

@@ -545,6 +545,45 @@ struct SecretAccess {
   }
 };
 
+// The canary nodes of a verified rollout: the first `nodes` nodes (by name) that may be updated,
+// among those the nodeSelector picks when it is given (a pool the admin chose).
+struct RolloutCanary {
+  std::optional<std::int32_t> nodes;
+  std::optional<StringMap> nodeSelector;
+
+  template <class V> void fields(V&& v) {
+    v("nodes", nodes);
+    v("nodeSelector", nodeSelector);
+  }
+};
+
+// How a changed node plugin reaches the nodes. Verified: the operator replaces the plugin pods
+// itself, canary nodes first, each proven to serve the driver again (the new pod Ready, the
+// driver registered again in the node's CSINode) before the rest go in batches with a soak
+// between them; a failed gate rolls back (or holds). Unverified: the DaemonSet's own
+// updateStrategy (or WhenVolumesUnused) rolls it out, as it comes.
+struct RolloutSpec {
+  std::optional<std::string> type; // Verified | Unverified
+  std::optional<RolloutCanary> canary;
+  std::optional<Json> batchSize; // an integer or a percentage of the nodes
+  std::optional<std::int64_t> soakSeconds;
+  std::optional<std::int64_t> gateTimeoutSeconds;
+  std::optional<std::int64_t> progressDeadlineSeconds;
+  std::optional<std::string> onFailure; // Rollback | Hold
+  std::optional<bool> paused;           // true: no node changes until false
+
+  template <class V> void fields(V&& v) {
+    v("type", type);
+    v("canary", canary);
+    v("batchSize", batchSize);
+    v("soakSeconds", soakSeconds);
+    v("gateTimeoutSeconds", gateTimeoutSeconds);
+    v("progressDeadlineSeconds", progressDeadlineSeconds);
+    v("onFailure", onFailure);
+    v("paused", paused);
+  }
+};
+
 struct DriverDeploymentSpec {
   std::string driverName;
   std::optional<std::string> namespace_;
@@ -559,6 +598,7 @@ struct DriverDeploymentSpec {
   std::optional<std::string> imageRegistry;
   std::optional<std::string> deletionPolicy; // Delete | Orphan
   std::optional<bool> paused;                // true: the operator writes nothing for it
+  std::optional<RolloutSpec> rollout;        // how a changed node plugin reaches the nodes
   std::optional<std::vector<ConfigMapSpec>> configMaps;
   std::optional<std::vector<ServiceSpec>> services;
   std::optional<std::vector<VolumeSnapshotClassSpec>> volumeSnapshotClasses;
@@ -581,6 +621,7 @@ struct DriverDeploymentSpec {
     v("imageRegistry", imageRegistry);
     v("deletionPolicy", deletionPolicy);
     v("paused", paused);
+    v("rollout", rollout);
     v("configMaps", configMaps);
     v("services", services);
     v("volumeSnapshotClasses", volumeSnapshotClasses);
@@ -662,18 +703,67 @@ struct UnmanagedObject {
   }
 };
 
+// The verified rollout of one node plugin DaemonSet, as far as it has come (the operator's
+// memory of it between passes).
+struct RolloutStatus {
+  std::string phase; // None, Canary, Soak, Batch, Complete, RollingBack, RolledBack, Held
+  std::optional<std::string>
+      revision;                    // the DaemonSet revision rolled out (controller-revision-hash)
+  std::optional<std::string> from; // the revision it replaces
+  std::optional<std::string> template_; // the operator's digest of that pod template
+  std::optional<std::string> since;     // RFC 3339: when the phase began
+  std::optional<std::vector<std::string>> canaries;
+  std::optional<std::vector<std::string>> batch;
+  std::optional<std::int32_t> updated; // plugin pods at revision
+  std::optional<std::int32_t> total;   // plugin pods
+  std::optional<std::string> failedTemplate;
+  std::optional<std::string> failedGate; // PodReady, Registered, SmokeVolume, Batch
+  std::optional<std::string> failedNode;
+  std::optional<std::string> message;
+  std::optional<std::string> retry; // the csiop.dev/retry-rollout value last honoured
+
+  template <class V> void fields(V&& v) {
+    v("phase", phase);
+    v("revision", revision);
+    v("from", from);
+    v("template", template_);
+    v("since", since);
+    v("canaries", canaries);
+    v("batch", batch);
+    v("updated", updated);
+    v("total", total);
+    v("failedTemplate", failedTemplate);
+    v("failedGate", failedGate);
+    v("failedNode", failedNode);
+    v("message", message);
+    v("retry", retry);
+  }
+};
+
+struct RolloutsStatus {
+  std::optional<RolloutStatus> node;
+  std::optional<RolloutStatus> windowsNode;
+
+  template <class V> void fields(V&& v) {
+    v("node", node);
+    v("windowsNode", windowsNode);
+  }
+};
+
 struct DriverDeploymentStatus {
   std::optional<std::int64_t> observedGeneration;
   std::optional<std::vector<Condition>> conditions;
   std::optional<NodesStatus> nodes;
   std::optional<ControllerStatus> controller;
   std::optional<std::vector<UnmanagedObject>> unmanaged;
+  std::optional<RolloutsStatus> rollout;
 
   template <class V> void fields(V&& v) {
     v("observedGeneration", observedGeneration);
     v("conditions", conditions);
     v("nodes", nodes);
     v("controller", controller);
+    v("rollout", rollout);
     v("unmanaged", unmanaged);
   }
 };

@@ -9,13 +9,14 @@ void Reconciler::forget(const std::string& name) {
   statusWritten_.erase(name);
   forcedDeletions_.erase(name);
   waitingNodes_.erase(name);
+  rollouts_.erase(name);
   stopWaitingForPrerequisites(name);
   applied_.forgetOwner(name);
 }
 
 std::size_t Reconciler::trackedStateEntries() const {
-  std::size_t n =
-      statusWritten_.size() + forcedDeletions_.size() + waitingNodes_.size() + applied_.size();
+  std::size_t n = statusWritten_.size() + forcedDeletions_.size() + waitingNodes_.size() +
+                  rollouts_.size() + applied_.size();
   for (const auto& [what, names] : waitingFor_) {
     n += names.size();
   }

@@ -21,6 +21,10 @@ using api::metadataField;
 
 asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   const api::Effective& effective = *run.effective;
+  if (effective.rollout.verified) {
+    co_await rollVerified(run);
+    co_return std::nullopt;
+  }
   Observed& observed = run.observed;
   const Json& strategy = effective.node.updateStrategy;
   const CachedChild* cachedDs =

@@ -37,6 +37,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       {&Reconciler::finalizeUnlessBlocked, "finalize"},   // finalizer.cpp
       {&Reconciler::loadSpecOrReportInvalid, "spec"},     // spec.cpp
       {&Reconciler::computeDesired, "desired"},           // desired.cpp
+      {&Reconciler::holdFailedNodePlugins, "rollback"},   // verified_rollouts.cpp
       {&Reconciler::checkPrerequisites, "prerequisites"}, // prerequisites.cpp
       {&Reconciler::checkDriverName, "driverName"},       // driver_name.cpp
       {&Reconciler::claimAlongWithIdentities, "claim"},   // below

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -49,6 +50,15 @@ struct ReconcileRun {
   // (read again every configPollPeriod).
   std::vector<api::Json> desired;
   bool pollConfig = false;
+  // holdFailedNodePlugins: the operator's digest of each node plugin DaemonSet's desired pod
+  // template (by DaemonSet name), as rendered (before a rollback puts the previous one back).
+  std::map<std::string, std::string> nodeTemplates;
+  // A step that needs the pass again after a while though nothing may change meanwhile (a
+  // rollout's soak or gate deadline): the shortest wait asked for.
+  std::optional<std::chrono::milliseconds> requeue;
+  void requeueAfter(std::chrono::milliseconds after) {
+    requeue = requeue ? std::min(*requeue, after) : after;
+  }
 
   // checkPrerequisites: the kinds of desired children whose API is not served (not applied).
   std::set<std::string> unservedKinds;

@@ -71,7 +71,10 @@ asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
     co_return ReconcileResult::error(run.observed.applyErrors.front(), run.retryWait);
   }
   if (run.pollConfig) {
-    co_return ReconcileResult::requeueAfter(configPollPeriod_);
+    run.requeueAfter(configPollPeriod_);
+  }
+  if (run.requeue) {
+    co_return ReconcileResult::requeueAfter(*run.requeue);
   }
   co_return ReconcileResult::done();
 }

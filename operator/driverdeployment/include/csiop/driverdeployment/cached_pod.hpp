@@ -4,9 +4,9 @@
 // pod took 2.7 KiB of heap (every object a vector, every string its own allocation), as this
 // struct a few hundred bytes.
 //
-// Read by the status (podProblems: why a pod does not run), the node plugin rollout (revision,
-// readiness, node, owner) and the volume decisions (volumes, node, phase, whether a drain
-// evicts it).
+// Read by the status (podProblems: why a pod does not run), the node plugin rollouts (revision,
+// readiness and since when, creation, node, owner) and the volume decisions (volumes, node, phase,
+// whether a drain evicts it).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <csiop/api/rfc3339.hpp>
 #include <csiop/api/types.hpp>
 
 namespace csiop::driverdeployment {
@@ -49,7 +50,9 @@ struct CachedPod {
   bool drainLeaves = false;  // owned by a DaemonSet or a Node (a mirror pod): a drain leaves it
   std::string nodeName;
   std::string phase;
-  bool ready = false; // condition Ready is True
+  bool ready = false;         // condition Ready is True
+  api::WallTime created{};    // metadata.creationTimestamp (the epoch if unreadable)
+  api::WallTime readySince{}; // condition Ready's lastTransitionTime, when ready
   // condition PodScheduled is False for reason Unschedulable: its message.
   std::optional<std::string> unschedulable;
   std::vector<WaitingContainer> waiting; // init containers first
@@ -59,6 +62,8 @@ struct CachedPod {
   // A pod that has finished (Succeeded or Failed) holds no volume any more.
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
   bool usesVolumes() const { return !volumes.empty(); }
+  // A container waits in CrashLoopBackOff: "<container>: <message>"; "" if none does.
+  std::string crashLoop() const;
   // The CSI drivers of its inline volumes.
   std::vector<std::string> inlineDrivers() const;
   // "namespace/name".

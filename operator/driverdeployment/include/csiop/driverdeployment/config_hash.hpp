@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,5 +22,8 @@ using ReadReference = std::pair<render::ConfigReference, std::optional<Json>>;
 
 // 32 hex digits (128 bits of SHA-256) over every reference, absent ones included.
 std::string configContentHash(const std::vector<ReadReference>& references);
+
+// 32 hex digits (128 bits of SHA-256) of `text`.
+std::string contentDigest(std::string_view text);
 
 } // namespace csiop::driverdeployment

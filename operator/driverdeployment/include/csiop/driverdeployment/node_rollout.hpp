@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,16 @@ struct NodeRolloutPlan {
 };
 
 NodeRolloutPlan planNodeRollout(const NodeRolloutInput& input);
+
+// Whether the node plugin pod on `node` may be replaced now, by the rules above: why it may, or
+// the wait (VolumesInUse, InvalidAnnotation) when it may not. `nodes` holds the node's object
+// when the cache has it.
+struct NodeSafety {
+  std::string why;
+  std::optional<NodeWait> wait;
+};
+NodeSafety nodeSafety(const std::string& node, const std::map<std::string, NodeVolumeUsers>& users,
+                      const std::map<std::string, const Json*>& nodes);
 
 // The controller-revision-hash of the newest ControllerRevision owned by the
 // DaemonSet with `dsUid`, "" if none.

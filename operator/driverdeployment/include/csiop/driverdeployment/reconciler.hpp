@@ -30,7 +30,9 @@
 #include <csiop/driverdeployment/caches.hpp>
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/error_line.hpp>
+#include <csiop/driverdeployment/registration_clock.hpp>
 #include <csiop/driverdeployment/status.hpp>
+#include <csiop/driverdeployment/verified_rollout.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/events.hpp>
@@ -57,6 +59,8 @@ inline constexpr std::chrono::milliseconds kChildrenGoing{300};
 // An API or PriorityClass a driver needs is missing: the manager asks prerequisitesAppeared()
 // this often (nothing the operator watches tells when an admin installs one).
 inline constexpr std::chrono::milliseconds kPrerequisitesMissing{30'000};
+// A verified rollout is under way: its soak and gate deadlines pass with no event to tell.
+inline constexpr std::chrono::milliseconds kRolloutCheck{5'000};
 } // namespace requeue
 
 // What a step decides: std::nullopt goes on to the next step; a ReconcileResult ends the pass
@@ -104,6 +108,9 @@ public:
   std::vector<std::string> ownersOf(const CachedCSINode& csiNode);
   // Those of a child (its owner label, as ownersOf(child.head)).
   std::vector<std::string> ownersOf(const CachedChild& child);
+  // A CSINode changed (`old` null: added; `updated` null: deleted): the registration clock
+  // stamps the drivers it begins to list (verified rollouts' Registered gate).
+  void noteRegistration(const CachedCSINode* old, const CachedCSINode* updated);
 
   // prerequisites.cpp: asks the server again for every API and PriorityClass a
   // DriverDeployment was found to lack; returns the DriverDeployments whose missing
@@ -147,6 +154,10 @@ private:
   // desired.cpp: render, and the content hashes of the ConfigMaps and Secrets the workloads
   // reference (their pods roll when one changes).
   boost::asio::awaitable<StepResult> computeDesired(ReconcileRun& run);
+  // verified_rollouts.cpp: spec.rollout type Verified: a node plugin DaemonSet whose desired
+  // template failed its rollout carries the previous revision's template instead (a rollback);
+  // a csiop.dev/retry-rollout value not seen before starts the rollout over.
+  boost::asio::awaitable<StepResult> holdFailedNodePlugins(ReconcileRun& run);
   // prerequisites.cpp: the APIs and PriorityClasses the driver needs but the operator does not
   // create (render/prerequisites.hpp); what is missing is reported, and children of an API
   // that is not served are not applied.
@@ -173,6 +184,11 @@ private:
   // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
   // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
+  // verified_rollouts.cpp: with spec.rollout type Verified, the node plugin step: plans each
+  // node plugin DaemonSet's rollout (verified_rollout.hpp) and replaces the pods it names.
+  boost::asio::awaitable<void> rollVerified(ReconcileRun& run);
+  // The rollout record of `daemonSet`: kept in memory, else from the previous status.
+  RolloutRecord& rolloutRecord(ReconcileRun& run, const std::string& daemonSet, bool windows);
   // status_step.cpp: the only writer of the status: what the run's outcome says (paused, an
   // invalid spec, a name conflict), or else what the pass observed, with the workloads observed
   // here; always ends the pass (as the outcome says, or from the pass's errors).
@@ -273,6 +289,10 @@ private:
   std::map<std::string, std::string> forcedDeletions_;
   // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).
   std::map<std::string, std::set<std::string>> waitingNodes_;
+  // DriverDeployment -> node plugin DaemonSet -> its verified rollout as last planned.
+  std::map<std::string, std::map<std::string, RolloutRecord>> rollouts_;
+  // When each node's kubelet registered each driver, as the CSINode watch saw it.
+  RegistrationClock registrations_;
   // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
   // (only those being deleted if `deletingOnly`).
   void waitingOn(const std::string& node, std::vector<std::string>& out) const;

@@ -19,6 +19,7 @@ inline constexpr const char* kDriverNameConflict = "DriverNameConflict";
 inline constexpr const char* kCSIDriverRecreated = "CSIDriverRecreated";
 inline constexpr const char* kPaused = "Paused";
 inline constexpr const char* kDeletionBlocked = "DeletionBlocked";
+inline constexpr const char* kRolloutFailed = "RolloutFailed";
 } // namespace condition
 
 // What a reconcile found.
@@ -37,13 +38,16 @@ struct Observed {
     std::int32_t ready = 0;
   };
   std::optional<Workload> nodes;
-  // updateStrategy WhenVolumesUnused: the operator's own rollout of the node plugin.
+  // updateStrategy WhenVolumesUnused or a verified rollout: the operator's own rollout of the
+  // node plugin.
   struct NodeUpdate {
     std::int32_t updated = 0;  // plugin pods of the current revision
     std::int32_t outdated = 0; // plugin pods of an older one
     std::vector<api::NodeWaiting> waiting;
   };
   std::optional<NodeUpdate> nodeUpdate;
+  // spec.rollout type Verified: each node plugin's rollout (status.rollout).
+  std::optional<api::RolloutsStatus> rollout;
   std::optional<Workload> controller; // absent for node-only drivers or not created yet
   bool hasController = false;         // the spec wants a controller workload
   std::int32_t registered = 0;        // CSINodes that list the driver

@@ -73,6 +73,8 @@ struct RolloutRecord {
   std::string failedGate; // PodReady, Registered, SmokeVolume, Batch
   std::string failedNode;
   std::string message;
+  // Not the plan's: the csiop.dev/retry-rollout value the caller last honoured.
+  std::string retry;
   bool operator==(const RolloutRecord&) const = default;
 };
 

@@ -1,0 +1,330 @@
+// spec.rollout type Verified: the operator rolls a changed node plugin out itself, canary nodes
+// first, each proven to serve the driver again before any other node changes, then batches with
+// a soak between them; a failed gate puts the previous template back (verified_rollout.hpp plans
+// it). Two parts of the pass:
+//   holdFailedNodePlugins (before the children are applied): a node plugin DaemonSet whose
+//     desired template is the one that failed carries the previous revision's template instead
+//     (read from its ControllerRevision), so that the DaemonSet controller makes the previous
+//     revision current again and the rolled-back pods are made from it;
+//   rollVerified (with the node plugin step): plans the rollout of each node plugin DaemonSet
+//     from the caches and deletes the pods the plan replaces.
+// What the rollout remembers between passes is status.rollout (kept in memory as well: the
+// status write may lag the next pass).
+#include <csiop/driverdeployment/reconciler.hpp>
+
+#include <algorithm>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/api/rfc3339.hpp>
+#include <csiop/driverdeployment/config_hash.hpp>
+#include <csiop/driverdeployment/ownership.hpp>
+#include <csiop/driverdeployment/unmanaged.hpp>
+#include <csiop/kube/attempt.hpp>
+
+#include "reconcile_run.hpp"
+#include "requests.hpp"
+
+namespace csiop::driverdeployment {
+
+namespace asio = boost::asio;
+using api::Json;
+using api::member;
+using api::metadataField;
+
+namespace {
+
+// A node plugin DaemonSet of the DriverDeployment, and where its rollout is kept in the status.
+struct NodePluginSet {
+  std::string daemonSet;
+  bool windows = false;
+};
+
+std::vector<NodePluginSet> nodePluginSets(const api::Effective& effective) {
+  std::vector<NodePluginSet> out{{effective.name + "-node", false}};
+  if (effective.windowsNode) {
+    out.push_back({effective.name + "-node-windows", true});
+  }
+  return out;
+}
+
+std::string templateDigest(const Json& daemonSet) {
+  return contentDigest(member(member(daemonSet, "spec"), "template").dump());
+}
+
+api::WallTime timeOf(const std::optional<std::string>& text) {
+  return text ? api::parseRfc3339(*text).value_or(api::WallTime{}) : api::WallTime{};
+}
+
+template <class T> std::optional<T> unlessEmpty(const T& value) {
+  return value.empty() ? std::nullopt : std::optional<T>(value);
+}
+
+RolloutRecord recordOf(const api::RolloutStatus& s) {
+  RolloutRecord r;
+  r.phase = parsePhase(s.phase).value_or(RolloutPhase::None);
+  r.revision = s.revision.value_or("");
+  r.from = s.from.value_or("");
+  r.template_ = s.template_.value_or("");
+  r.since = timeOf(s.since);
+  r.canaries = s.canaries.value_or(std::vector<std::string>{});
+  r.batch = s.batch.value_or(std::vector<std::string>{});
+  r.updated = s.updated.value_or(0);
+  r.total = s.total.value_or(0);
+  r.failedTemplate = s.failedTemplate.value_or("");
+  r.failedGate = s.failedGate.value_or("");
+  r.failedNode = s.failedNode.value_or("");
+  r.message = s.message.value_or("");
+  r.retry = s.retry.value_or("");
+  return r;
+}
+
+api::RolloutStatus statusOf(const RolloutRecord& r) {
+  api::RolloutStatus s;
+  s.phase = std::string(phaseName(r.phase));
+  s.revision = unlessEmpty(r.revision);
+  s.from = unlessEmpty(r.from);
+  s.template_ = unlessEmpty(r.template_);
+  if (r.since != api::WallTime{}) {
+    s.since = api::formatRfc3339(r.since);
+  }
+  s.canaries = unlessEmpty(r.canaries);
+  s.batch = unlessEmpty(r.batch);
+  s.updated = r.updated;
+  s.total = r.total;
+  s.failedTemplate = unlessEmpty(r.failedTemplate);
+  s.failedGate = unlessEmpty(r.failedGate);
+  s.failedNode = unlessEmpty(r.failedNode);
+  // The schema's bound (a kubelet's message can be long); the start says what failed.
+  s.message = unlessEmpty(r.message.substr(0, 4096));
+  s.retry = unlessEmpty(r.retry);
+  return s;
+}
+
+PluginPod pluginPod(const CachedPod& pod) {
+  return {pod.name,  pod.uid,     pod.nodeName,   pod.revisionHash, pod.deleting,
+          pod.ready, pod.created, pod.readySince, pod.crashLoop()};
+}
+
+RolloutPolicy policyOf(const api::EffectiveRollout& r, std::int32_t nodes) {
+  RolloutPolicy p;
+  p.canaryNodes = r.canaryNodes;
+  p.batchSize = resolveMaxUnavailable(r.batchSize, nodes);
+  p.soak = std::chrono::seconds{r.soakSeconds};
+  p.gateTimeout = std::chrono::seconds{r.gateTimeoutSeconds};
+  p.progressDeadline = std::chrono::seconds{r.progressDeadlineSeconds};
+  p.rollBack = r.rollBack;
+  return p;
+}
+
+std::string labelSelector(const api::StringMap& labels) {
+  std::string out;
+  for (const auto& [key, value] : labels) {
+    out += (out.empty() ? "" : ",") + key + "=" + value;
+  }
+  return out;
+}
+
+bool inProgress(RolloutPhase phase) {
+  return phase == RolloutPhase::Canary || phase == RolloutPhase::Soak ||
+         phase == RolloutPhase::Batch || phase == RolloutPhase::RollingBack;
+}
+
+} // namespace
+
+void Reconciler::noteRegistration(const CachedCSINode* old, const CachedCSINode* updated) {
+  registrations_.observe(old, updated, api::parseRfc3339(now_()).value_or(api::WallTime{}));
+}
+
+RolloutRecord& Reconciler::rolloutRecord(ReconcileRun& run, const std::string& daemonSet,
+                                         bool windows) {
+  auto& byDaemonSet = rollouts_[run.name];
+  if (const auto it = byDaemonSet.find(daemonSet); it != byDaemonSet.end()) {
+    return it->second;
+  }
+  RolloutRecord record;
+  if (run.previous && run.previous->rollout) {
+    const auto& kept = windows ? run.previous->rollout->windowsNode : run.previous->rollout->node;
+    if (kept) {
+      record = recordOf(*kept);
+    }
+  }
+  return byDaemonSet[daemonSet] = std::move(record);
+}
+
+asio::awaitable<StepResult> Reconciler::holdFailedNodePlugins(ReconcileRun& run) {
+  const api::Effective& effective = *run.effective;
+  if (!effective.rollout.verified) {
+    rollouts_.erase(run.name);
+    co_return std::nullopt;
+  }
+  const std::string retry = api::stringField(member(member(run.dd, "metadata"), "annotations"),
+                                             api::kRetryRolloutAnnotation);
+  for (const NodePluginSet& set : nodePluginSets(effective)) {
+    auto desired = std::find_if(run.desired.begin(), run.desired.end(), [&](const Json& o) {
+      return api::stringField(o, "kind") == "DaemonSet" &&
+             metadataField(o, "name") == set.daemonSet;
+    });
+    if (desired == run.desired.end()) {
+      continue;
+    }
+    const std::string digest = templateDigest(*desired);
+    run.nodeTemplates[set.daemonSet] = digest;
+    RolloutRecord& record = rolloutRecord(run, set.daemonSet, set.windows);
+    if (!retry.empty() && retry != record.retry && !record.failedTemplate.empty()) {
+      // An admin asks for the failed template to be tried again: the rollout starts over.
+      RolloutRecord fresh;
+      fresh.retry = retry;
+      record = std::move(fresh);
+      co_await events_.record(run.dd, false, "RolloutRetried",
+                              "retrying the node plugin rollout (" +
+                                  std::string(api::kRetryRolloutAnnotation) + "=" + retry + ")");
+    }
+    if (!keepPreviousTemplate(record, digest)) {
+      continue;
+    }
+    auto revision = co_await kube::attempt(client_.getOpt(kube::resources::controllerrevisions,
+                                                          effective.namespace_,
+                                                          set.daemonSet + "-" + record.from));
+    if (!revision) {
+      run.addError(ErrorLine::of("reading the previous node plugin revision " + record.from +
+                                     " to roll back to: ",
+                                 revision));
+      co_return StepResult::toStatus(); // the failed template is not applied again meanwhile
+    }
+    Json previous =
+        *revision ? member(member(member(**revision, "data"), "spec"), "template") : Json();
+    if (!previous.is_object()) {
+      // The DaemonSet's history no longer has it: nothing to go back to; hold instead.
+      record.phase = RolloutPhase::Held;
+      record.message += "; the previous revision " + record.from +
+                        " is no longer in the DaemonSet's history: holding instead of rolling back";
+      continue;
+    }
+    previous.erase("$patch"); // the revision stores the template as a replacing patch
+    (*desired)["spec"]["template"] = std::move(previous);
+  }
+  co_return std::nullopt;
+}
+
+asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
+  const api::Effective& effective = *run.effective;
+  Observed::NodeUpdate update;
+  api::RolloutsStatus rollouts;
+  std::set<std::string>& waitingOn = waitingNodes_[effective.name];
+  waitingOn.clear();
+  const api::WallTime now = api::parseRfc3339(now_()).value_or(api::WallTime{});
+  bool active = false;
+  for (const NodePluginSet& set : nodePluginSets(effective)) {
+    const CachedChild* cachedDs =
+        caches_.child("DaemonSet")->get(effective.namespace_, set.daemonSet);
+    if (cachedDs == nullptr || !ownedBy(cachedDs->head, run.uid) || !managed(cachedDs->head)) {
+      continue;
+    }
+    const std::string dsUid = metadataField(cachedDs->head, "uid");
+    RolloutRecord& record = rolloutRecord(run, set.daemonSet, set.windows);
+    VerifiedRolloutInput input;
+    input.now = now;
+    input.previous = record;
+    input.templateDigest = run.nodeTemplates[set.daemonSet];
+    std::vector<const Json*> revisions;
+    for (const Json* revision : caches_.controllerRevisions.byIndex(kByOwner, effective.name)) {
+      if (metadataField(*revision, "namespace") == effective.namespace_) {
+        revisions.push_back(revision);
+      }
+    }
+    input.currentRevision = currentRevisionHash(revisions, dsUid);
+    std::vector<const CachedPod*> pods;
+    for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
+      if (pod->namespace_ == effective.namespace_ && pod->controllerUid == dsUid) {
+        pods.push_back(pod);
+        input.pods.push_back(pluginPod(*pod));
+        input.registration[pod->nodeName] =
+            registrations_.of(caches_.csiNodes.get("", pod->nodeName), effective.driverName);
+      }
+    }
+    const Json& strategy =
+        (set.windows ? static_cast<const api::EffectiveNodePlugin&>(*effective.windowsNode)
+                     : effective.node)
+            .updateStrategy;
+    if (strategy.is_object() && strategy.value("type", Json()) == "WhenVolumesUnused") {
+      std::map<std::string, const Json*> nodes;
+      for (const CachedPod* pod : pods) {
+        if (const Json* node = caches_.nodes.get("", pod->nodeName); node != nullptr) {
+          nodes[pod->nodeName] = node;
+        }
+      }
+      const auto users = volumeUsersByNode(effective.driverName, caches_.persistentVolumes.list(),
+                                           caches_.volumeUsers());
+      for (const CachedPod* pod : pods) {
+        if (auto wait = nodeSafety(pod->nodeName, users, nodes).wait) {
+          input.unsafe[pod->nodeName] = wait->message;
+        }
+      }
+    }
+    const std::int32_t nodeCount = static_cast<std::int32_t>(input.pods.size());
+    input.policy = policyOf(effective.rollout, nodeCount);
+    if (!effective.rollout.canarySelector.empty() && record.canaries.empty()) {
+      const std::string selector = labelSelector(effective.rollout.canarySelector);
+      auto listed = co_await kube::attempt(
+          client_.listAll(kube::resources::nodes, "", {.labelSelector = selector}));
+      if (!listed) {
+        run.addError(ErrorLine::of("listing the canary nodes (" + selector + "): ", listed));
+        continue;
+      }
+      for (const Json& node : listed->items) {
+        input.canaryPool.insert(metadataField(node, "name"));
+      }
+      if (input.canaryPool.empty()) {
+        input.canaryPool.insert(""); // no node matches: none may be a canary
+      }
+    }
+    if (effective.rollout.paused) {
+      for (const PluginPod& pod : input.pods) {
+        if (!pod.deleting && pod.revision != input.currentRevision) {
+          update.waiting.push_back(
+              {pod.node, "RolloutPaused", "spec.rollout.paused: no node plugin is replaced"});
+          ++update.outdated;
+        } else if (!pod.deleting) {
+          ++update.updated;
+        }
+      }
+      (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record);
+      continue;
+    }
+    const VerifiedRolloutPlan plan = planVerifiedRollout(input);
+    record = plan.record;
+    for (const Replacement& replacement : plan.replace) {
+      const kube::DeleteOptions options = deleteOnly(replacement.uid);
+      auto removed = co_await kube::attempt(
+          client_.remove(kube::resources::pods, effective.namespace_, replacement.pod, options));
+      if (removed) {
+        co_await events_.record(run.dd, false, "NodePluginReplaced",
+                                "replaced node plugin pod " + replacement.pod + " on node " +
+                                    replacement.node + ": " + replacement.why);
+      } else if (!removed.notFound() && !removed.conflict()) {
+        run.addError(ErrorLine::of("replacing node plugin pod " + replacement.pod + ": ", removed));
+      }
+    }
+    for (const RolloutEvent& event : plan.events) {
+      co_await events_.record(run.dd, event.warning, event.reason, event.message);
+    }
+    for (const NodeWait& wait : plan.waiting) {
+      waitingOn.insert(wait.node);
+      update.waiting.push_back(api::NodeWaiting{wait.node, wait.reason, wait.message});
+    }
+    update.updated += record.updated;
+    update.outdated += record.total - record.updated;
+    active = active || inProgress(record.phase) ||
+             (plan.revertTo && input.currentRevision != *plan.revertTo);
+    (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record);
+  }
+  std::sort(update.waiting.begin(), update.waiting.end(),
+            [](const api::NodeWaiting& a, const api::NodeWaiting& b) { return a.node < b.node; });
+  run.observed.nodeUpdate = std::move(update);
+  run.observed.rollout = std::move(rollouts);
+  if (active) {
+    run.requeueAfter(requeue::kRolloutCheck); // soaks and gate deadlines pass with no event
+  }
+}
+
+} // namespace csiop::driverdeployment
