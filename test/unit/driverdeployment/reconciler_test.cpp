@@ -706,6 +706,15 @@ protected:
     return (*api_.findNamed(r::daemonsets, "demo-node"))["metadata"].value("uid", "");
   }
 
+  // The node plugin DaemonSet, as the controller of what it makes.
+  Json daemonSetOwner() const {
+    return {{"apiVersion", "apps/v1"},
+            {"kind", "DaemonSet"},
+            {"name", "demo-node"},
+            {"uid", dsUid()},
+            {"controller", true}};
+  }
+
   // The DaemonSet controller records its current template as revision `hash`, number `number`.
   void putRevision(const std::string& hash, int number) {
     const Json& ds = *api_.findNamed(r::daemonsets, "demo-node");
@@ -716,12 +725,7 @@ protected:
                {{"name", "demo-node-" + hash},
                 {"namespace", dsNamespace()},
                 {"labels", {{api::kOwnerLabel, "demo"}, {"controller-revision-hash", hash}}},
-                {"ownerReferences",
-                 {{{"apiVersion", "apps/v1"},
-                   {"kind", "DaemonSet"},
-                   {"name", "demo-node"},
-                   {"uid", dsUid()},
-                   {"controller", true}}}}}},
+                {"ownerReferences", {daemonSetOwner()}}}},
               {"data", {{"spec", {{"template", tmpl}}}}},
               {"revision", number}});
   }
@@ -747,12 +751,7 @@ protected:
                 {"namespace", dsNamespace()},
                 {"creationTimestamp", "2024-05-01T09:59:30Z"},
                 {"labels", {{api::kOwnerLabel, "demo"}, {"controller-revision-hash", revision}}},
-                {"ownerReferences",
-                 {{{"apiVersion", "apps/v1"},
-                   {"kind", "DaemonSet"},
-                   {"name", "demo-node"},
-                   {"uid", dsUid()},
-                   {"controller", true}}}}}},
+                {"ownerReferences", {daemonSetOwner()}}}},
               {"spec", {{"nodeName", node}}},
               {"status", status}});
   }

@@ -64,18 +64,7 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   input.unavailable = dsStatus.value("numberUnavailable", 0);
   const NodeRolloutPlan plan = planNodeRollout(input);
 
-  for (const Replacement& replacement : plan.replace) {
-    const kube::DeleteOptions options = deleteOnly(replacement.uid);
-    auto removed = co_await kube::attempt(
-        client_.remove(kube::resources::pods, effective.namespace_, replacement.pod, options));
-    if (removed) {
-      co_await events_.record(run.dd, false, "NodePluginReplaced",
-                              "replaced node plugin pod " + replacement.pod + " on node " +
-                                  replacement.node + ": " + replacement.why);
-    } else if (!removed.notFound() && !removed.conflict()) {
-      run.addError(ErrorLine::of("replacing node plugin pod " + replacement.pod + ": ", removed));
-    }
-  }
+  co_await replacePluginPods(run, plan.replace);
   std::set<std::string>& waiting = waitingNodes_[effective.name];
   waiting.clear();
   Observed::NodeUpdate update{plan.updated, plan.outdated, {}};
@@ -85,6 +74,23 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   }
   observed.nodeUpdate = std::move(update);
   co_return std::nullopt;
+}
+
+asio::awaitable<void> Reconciler::replacePluginPods(ReconcileRun& run,
+                                                    const std::vector<Replacement>& replace) {
+  const std::string& ns = run.effective->namespace_;
+  for (const Replacement& replacement : replace) {
+    const kube::DeleteOptions options = deleteOnly(replacement.uid);
+    auto removed =
+        co_await kube::attempt(client_.remove(kube::resources::pods, ns, replacement.pod, options));
+    if (removed) {
+      co_await events_.record(run.dd, false, "NodePluginReplaced",
+                              "replaced node plugin pod " + replacement.pod + " on node " +
+                                  replacement.node + ": " + replacement.why);
+    } else if (!removed.notFound() && !removed.conflict()) {
+      run.addError(ErrorLine::of("replacing node plugin pod " + replacement.pod + ": ", removed));
+    }
+  }
 }
 
 } // namespace csiop::driverdeployment

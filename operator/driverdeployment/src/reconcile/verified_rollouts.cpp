@@ -22,7 +22,6 @@
 #include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"
-#include "requests.hpp"
 
 namespace csiop::driverdeployment {
 
@@ -293,18 +292,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     }
     const VerifiedRolloutPlan plan = planVerifiedRollout(input);
     record = plan.record;
-    for (const Replacement& replacement : plan.replace) {
-      const kube::DeleteOptions options = deleteOnly(replacement.uid);
-      auto removed = co_await kube::attempt(
-          client_.remove(kube::resources::pods, effective.namespace_, replacement.pod, options));
-      if (removed) {
-        co_await events_.record(run.dd, false, "NodePluginReplaced",
-                                "replaced node plugin pod " + replacement.pod + " on node " +
-                                    replacement.node + ": " + replacement.why);
-      } else if (!removed.notFound() && !removed.conflict()) {
-        run.addError(ErrorLine::of("replacing node plugin pod " + replacement.pod + ": ", removed));
-      }
-    }
+    co_await replacePluginPods(run, plan.replace);
     for (const RolloutEvent& event : plan.events) {
       co_await events_.record(run.dd, event.warning, event.reason, event.message);
     }

@@ -184,6 +184,10 @@ private:
   // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
   // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
+  // node_plugins.cpp: deletes each pod of `replace` (its uid as precondition), an Event each;
+  // a refusal to the pass's errors (one already gone or replaced is not one).
+  boost::asio::awaitable<void> replacePluginPods(ReconcileRun& run,
+                                                 const std::vector<Replacement>& replace);
   // verified_rollouts.cpp: with spec.rollout type Verified, the node plugin step: plans each
   // node plugin DaemonSet's rollout (verified_rollout.hpp) and replaces the pods it names.
   boost::asio::awaitable<void> rollVerified(ReconcileRun& run);
