@@ -5,10 +5,14 @@ namespace {
 
 const std::string kRollout = "spec.rollout";
 
-void atLeast(Validator& v, const std::string& path, const std::optional<std::int64_t>& value,
-             std::int64_t min) {
+// Seconds within [min, max]: a week of soak at most, a day for a gate or a batch (time points
+// computed from them stay far from overflowing).
+void secondsWithin(Validator& v, const std::string& path, const std::optional<std::int64_t>& value,
+                   std::int64_t min, std::int64_t max) {
   if (value && *value < min) {
     v.add(invalid(path, *value, "must be greater than or equal to " + std::to_string(min)));
+  } else if (value && *value > max) {
+    v.add(invalid(path, *value, "must be less than or equal to " + std::to_string(max)));
   }
 }
 
@@ -66,11 +70,13 @@ void rollout(Validator& v, const DriverDeploymentSpec& spec) {
     v.nodeCount(kRollout + ".batchSize", *r.batchSize);
   }
   onlyVerified("batchSize", r.batchSize.has_value());
-  atLeast(v, kRollout + ".soakSeconds", r.soakSeconds, 0);
+  secondsWithin(v, kRollout + ".soakSeconds", r.soakSeconds, 0, defaults::kRolloutMaxSoakSeconds);
   onlyVerified("soakSeconds", r.soakSeconds.has_value());
-  atLeast(v, kRollout + ".gateTimeoutSeconds", r.gateTimeoutSeconds, 1);
+  secondsWithin(v, kRollout + ".gateTimeoutSeconds", r.gateTimeoutSeconds, 1,
+                defaults::kRolloutMaxDeadlineSeconds);
   onlyVerified("gateTimeoutSeconds", r.gateTimeoutSeconds.has_value());
-  atLeast(v, kRollout + ".progressDeadlineSeconds", r.progressDeadlineSeconds, 1);
+  secondsWithin(v, kRollout + ".progressDeadlineSeconds", r.progressDeadlineSeconds, 1,
+                defaults::kRolloutMaxDeadlineSeconds);
   onlyVerified("progressDeadlineSeconds", r.progressDeadlineSeconds.has_value());
   if (r.onFailure) {
     v.oneOf(kRollout + ".onFailure", *r.onFailure, {"Hold", "Rollback"});

@@ -106,6 +106,18 @@ INSTANTIATE_TEST_SUITE_P(
              "spec: {rollout: {type: Verified, progressDeadlineSeconds: 0}}",
              {"spec.rollout.progressDeadlineSeconds: Invalid value: 0: must be greater than or "
               "equal to 1"}},
+        Case{"SoakAtMostAWeek",
+             "spec: {rollout: {type: Verified, soakSeconds: 604801}}",
+             {"spec.rollout.soakSeconds: Invalid value: 604801: must be less than or equal to "
+              "604800"}},
+        Case{"GateTimeoutAtMostADay",
+             "spec: {rollout: {type: Verified, gateTimeoutSeconds: 9223372036854775807}}",
+             {"spec.rollout.gateTimeoutSeconds: Invalid value: 9223372036854775807: must be less "
+              "than or equal to 86400"}},
+        Case{"ProgressDeadlineAtMostADay",
+             "spec: {rollout: {type: Verified, progressDeadlineSeconds: 86401}}",
+             {"spec.rollout.progressDeadlineSeconds: Invalid value: 86401: must be less than or "
+              "equal to 86400"}},
         Case{"UnverifiedByDefaultTakesNoPolicy",
              "spec: {rollout: {canary: {nodes: 2}, batchSize: 3, soakSeconds: 10, "
              "gateTimeoutSeconds: 10, progressDeadlineSeconds: 10, onFailure: Hold, paused: true}}",

@@ -30,6 +30,8 @@ inline constexpr std::int64_t kRolloutSoakSeconds = 60;
 inline constexpr std::int64_t kRolloutGateTimeoutSeconds = 300;
 inline constexpr std::int64_t kRolloutProgressDeadlineSeconds = 600;
 inline constexpr const char* kRolloutOnFailure = "Rollback";
+inline constexpr std::int64_t kRolloutMaxSoakSeconds = 604'800;    // a week
+inline constexpr std::int64_t kRolloutMaxDeadlineSeconds = 86'400; // a day
 inline constexpr const char* kControllerKind = "Deployment";
 // spec.controller.placement: the sidecars run in a controller workload of their own, or
 // in the node plugin's pods beside its driver process.

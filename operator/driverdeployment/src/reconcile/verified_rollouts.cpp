@@ -108,9 +108,14 @@ RolloutPolicy policyOf(const api::EffectiveRollout& r, std::int32_t nodes) {
   RolloutPolicy p;
   p.canaryNodes = r.canaryNodes;
   p.batchSize = resolveMaxUnavailable(r.batchSize, nodes);
-  p.soak = std::chrono::seconds{r.soakSeconds};
-  p.gateTimeout = std::chrono::seconds{r.gateTimeoutSeconds};
-  p.progressDeadline = std::chrono::seconds{r.progressDeadlineSeconds};
+  // As validated (a spec that bypassed validation is not reconciled): clamped all the same, so
+  // that no time point computed from them can overflow.
+  const auto within = [](std::int64_t s, std::int64_t max) {
+    return std::chrono::seconds{std::clamp<std::int64_t>(s, 0, max)};
+  };
+  p.soak = within(r.soakSeconds, api::defaults::kRolloutMaxSoakSeconds);
+  p.gateTimeout = within(r.gateTimeoutSeconds, api::defaults::kRolloutMaxDeadlineSeconds);
+  p.progressDeadline = within(r.progressDeadlineSeconds, api::defaults::kRolloutMaxDeadlineSeconds);
   p.rollBack = r.rollBack;
   return p;
 }
@@ -268,6 +273,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
           client_.listAll(kube::resources::nodes, "", {.labelSelector = selector}));
       if (!listed) {
         run.addError(ErrorLine::of("listing the canary nodes (" + selector + "): ", listed));
+        (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record); // kept as is
         continue;
       }
       for (const Json& node : listed->items) {
