@@ -93,6 +93,10 @@ std::optional<WallTime> parseRfc3339(std::string_view text) {
   return time_point_cast<system_clock::duration>(local - offset);
 }
 
+WallTime parseRfc3339OrEpoch(std::string_view text) {
+  return parseRfc3339(text).value_or(WallTime{});
+}
+
 std::string formatRfc3339(WallTime time) {
   const auto secs = floor<seconds>(time);
   const auto days = floor<std::chrono::days>(secs);

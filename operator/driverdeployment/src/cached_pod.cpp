@@ -44,7 +44,7 @@ void readWaiting(const Json& statuses, bool init, std::vector<CachedPod::Waiting
 }
 
 api::WallTime timeField(const Json& object, const char* key) {
-  return api::parseRfc3339(stringField(object, key)).value_or(api::WallTime{});
+  return api::parseRfc3339OrEpoch(stringField(object, key));
 }
 
 void readConditions(const Json& conditions, CachedPod& pod) {

@@ -13,6 +13,8 @@ using WallTime = std::chrono::system_clock::time_point;
 
 // nullopt when `text` is not a full RFC 3339 date-time.
 std::optional<WallTime> parseRfc3339(std::string_view text);
+// As parseRfc3339, the epoch for what is not a date-time (a field left out: "never").
+WallTime parseRfc3339OrEpoch(std::string_view text);
 // Whole seconds, UTC, "Z".
 std::string formatRfc3339(WallTime time);
 

@@ -37,23 +37,9 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   }
   const std::string dsUid = metadataField(*ds, "uid");
   NodeRolloutInput input;
-  std::vector<const Json*> revisions;
-  for (const Json* revision : caches_.controllerRevisions.byIndex(kByOwner, effective.name)) {
-    if (metadataField(*revision, "namespace") == effective.namespace_) {
-      revisions.push_back(revision);
-    }
-  }
-  input.currentHash = currentRevisionHash(revisions, dsUid);
-  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
-    if (pod->namespace_ == effective.namespace_ && !dsUid.empty() && pod->controllerUid == dsUid) {
-      input.pluginPods.push_back(pod);
-    }
-  }
-  for (const CachedPod* pod : input.pluginPods) { // the nodes that matter, not every node
-    if (const Json* node = caches_.nodes.get("", pod->nodeName); node != nullptr) {
-      input.nodes[pod->nodeName] = node;
-    }
-  }
+  input.currentHash = nodePluginRevision(effective, dsUid);
+  input.pluginPods = nodePluginPods(effective, dsUid);
+  input.nodes = nodesOf(input.pluginPods);
   input.users = volumeUsersByNode(effective.driverName, caches_.persistentVolumes.list(),
                                   caches_.volumeUsers());
   const Json dsStatus = ds->value("status", Json::object());
@@ -74,6 +60,38 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   }
   observed.nodeUpdate = std::move(update);
   co_return std::nullopt;
+}
+
+std::string Reconciler::nodePluginRevision(const api::Effective& effective,
+                                           const std::string& dsUid) {
+  std::vector<const Json*> revisions;
+  for (const Json* revision : caches_.controllerRevisions.byIndex(kByOwner, effective.name)) {
+    if (metadataField(*revision, "namespace") == effective.namespace_) {
+      revisions.push_back(revision);
+    }
+  }
+  return currentRevisionHash(revisions, dsUid);
+}
+
+std::vector<const CachedPod*> Reconciler::nodePluginPods(const api::Effective& effective,
+                                                         const std::string& dsUid) {
+  std::vector<const CachedPod*> out;
+  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
+    if (pod->namespace_ == effective.namespace_ && !dsUid.empty() && pod->controllerUid == dsUid) {
+      out.push_back(pod);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, const Json*> Reconciler::nodesOf(const std::vector<const CachedPod*>& pods) {
+  std::map<std::string, const Json*> out;
+  for (const CachedPod* pod : pods) { // the nodes that matter, not every node
+    if (const Json* node = caches_.nodes.get("", pod->nodeName); node != nullptr) {
+      out[pod->nodeName] = node;
+    }
+  }
+  return out;
 }
 
 asio::awaitable<void> Reconciler::replacePluginPods(ReconcileRun& run,

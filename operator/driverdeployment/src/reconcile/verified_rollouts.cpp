@@ -50,10 +50,6 @@ std::string templateDigest(const Json& daemonSet) {
   return contentDigest(member(member(daemonSet, "spec"), "template").dump());
 }
 
-api::WallTime timeOf(const std::optional<std::string>& text) {
-  return text ? api::parseRfc3339(*text).value_or(api::WallTime{}) : api::WallTime{};
-}
-
 template <class T> std::optional<T> unlessEmpty(const T& value) {
   return value.empty() ? std::nullopt : std::optional<T>(value);
 }
@@ -64,7 +60,7 @@ RolloutRecord recordOf(const api::RolloutStatus& s) {
   r.revision = s.revision.value_or("");
   r.from = s.from.value_or("");
   r.template_ = s.template_.value_or("");
-  r.since = timeOf(s.since);
+  r.since = api::parseRfc3339OrEpoch(s.since.value_or(""));
   r.canaries = s.canaries.value_or(std::vector<std::string>{});
   r.batch = s.batch.value_or(std::vector<std::string>{});
   r.updated = s.updated.value_or(0);
@@ -136,7 +132,7 @@ bool inProgress(RolloutPhase phase) {
 } // namespace
 
 void Reconciler::noteRegistration(const CachedCSINode* old, const CachedCSINode* updated) {
-  registrations_.observe(old, updated, api::parseRfc3339(now_()).value_or(api::WallTime{}));
+  registrations_.observe(old, updated, api::parseRfc3339OrEpoch(now_()));
 }
 
 RolloutRecord& Reconciler::rolloutRecord(ReconcileRun& run, const std::string& daemonSet,
@@ -216,7 +212,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
   api::RolloutsStatus rollouts;
   std::set<std::string>& waitingOn = waitingNodes_[effective.name];
   waitingOn.clear();
-  const api::WallTime now = api::parseRfc3339(now_()).value_or(api::WallTime{});
+  const api::WallTime now = api::parseRfc3339OrEpoch(now_());
   bool active = false;
   for (const NodePluginSet& set : nodePluginSets(effective)) {
     const CachedChild* cachedDs =
@@ -226,37 +222,26 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     }
     const std::string dsUid = metadataField(cachedDs->head, "uid");
     RolloutRecord& record = rolloutRecord(run, set.daemonSet, set.windows);
+    const auto report = [&] {
+      (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record);
+    };
     VerifiedRolloutInput input;
     input.now = now;
     input.previous = record;
     input.templateDigest = run.nodeTemplates[set.daemonSet];
-    std::vector<const Json*> revisions;
-    for (const Json* revision : caches_.controllerRevisions.byIndex(kByOwner, effective.name)) {
-      if (metadataField(*revision, "namespace") == effective.namespace_) {
-        revisions.push_back(revision);
-      }
-    }
-    input.currentRevision = currentRevisionHash(revisions, dsUid);
-    std::vector<const CachedPod*> pods;
-    for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
-      if (pod->namespace_ == effective.namespace_ && pod->controllerUid == dsUid) {
-        pods.push_back(pod);
-        input.pods.push_back(pluginPod(*pod));
-        input.registration[pod->nodeName] =
-            registrations_.of(caches_.csiNodes.get("", pod->nodeName), effective.driverName);
-      }
+    input.currentRevision = nodePluginRevision(effective, dsUid);
+    const std::vector<const CachedPod*> pods = nodePluginPods(effective, dsUid);
+    for (const CachedPod* pod : pods) {
+      input.pods.push_back(pluginPod(*pod));
+      input.registration[pod->nodeName] =
+          registrations_.of(caches_.csiNodes.get("", pod->nodeName), effective.driverName);
     }
     const Json& strategy =
         (set.windows ? static_cast<const api::EffectiveNodePlugin&>(*effective.windowsNode)
                      : effective.node)
             .updateStrategy;
     if (strategy.is_object() && strategy.value("type", Json()) == "WhenVolumesUnused") {
-      std::map<std::string, const Json*> nodes;
-      for (const CachedPod* pod : pods) {
-        if (const Json* node = caches_.nodes.get("", pod->nodeName); node != nullptr) {
-          nodes[pod->nodeName] = node;
-        }
-      }
+      const std::map<std::string, const Json*> nodes = nodesOf(pods);
       const auto users = volumeUsersByNode(effective.driverName, caches_.persistentVolumes.list(),
                                            caches_.volumeUsers());
       for (const CachedPod* pod : pods) {
@@ -273,7 +258,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
           client_.listAll(kube::resources::nodes, "", {.labelSelector = selector}));
       if (!listed) {
         run.addError(ErrorLine::of("listing the canary nodes (" + selector + "): ", listed));
-        (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record); // kept as is
+        report(); // kept as is
         continue;
       }
       for (const Json& node : listed->items) {
@@ -293,7 +278,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
           ++update.updated;
         }
       }
-      (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record);
+      report();
       continue;
     }
     const VerifiedRolloutPlan plan = planVerifiedRollout(input);
@@ -310,7 +295,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     update.outdated += record.total - record.updated;
     active = active || inProgress(record.phase) ||
              (plan.revertTo && input.currentRevision != *plan.revertTo);
-    (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record);
+    report();
   }
   std::sort(update.waiting.begin(), update.waiting.end(),
             [](const api::NodeWaiting& a, const api::NodeWaiting& b) { return a.node < b.node; });

@@ -184,6 +184,13 @@ private:
   // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
   // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
+  // node_plugins.cpp: what both node plugin rollouts read of a node plugin DaemonSet with
+  // `dsUid` from the caches: its current controller-revision-hash ("" : none recorded yet), its
+  // pods, and the Node objects of their nodes (those the cache has).
+  std::string nodePluginRevision(const api::Effective& effective, const std::string& dsUid);
+  std::vector<const CachedPod*> nodePluginPods(const api::Effective& effective,
+                                               const std::string& dsUid);
+  std::map<std::string, const api::Json*> nodesOf(const std::vector<const CachedPod*>& pods);
   // node_plugins.cpp: deletes each pod of `replace` (its uid as precondition), an Event each;
   // a refusal to the pass's errors (one already gone or replaced is not one).
   boost::asio::awaitable<void> replacePluginPods(ReconcileRun& run,
