@@ -8,6 +8,10 @@
 
 #include <csiop/kube/http.hpp>
 
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ssl/context.hpp>
+
 #include "test_pki.hpp"
 #include "test_server.hpp"
 
