@@ -77,6 +77,12 @@ void addCommonFlags(CLI::App* cmd, RunOptions& o) {
         const auto errors = api::formats::dns1123Label(ns);
         return errors.empty() ? std::string() : errors.front();
       });
+  cmd->add_option("--smoke-image", m.smokeImage,
+                  "The image the smoke volume tests of verified rollouts run in: the operator's "
+                  "own (spec.rollout.smokeVolume; the chart sets it)");
+  cmd->add_option("--smoke-image-pull-policy", m.smokeImagePullPolicy, "Its pull policy")
+      ->check(CLI::IsMember({"Always", "IfNotPresent", "Never"}))
+      ->capture_default_str();
   cmd->add_option("--log-format", o.logFormat, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

@@ -384,6 +384,16 @@ EffectiveRollout rollout(const std::optional<RolloutSpec>& spec) {
       orDefault(r.progressDeadlineSeconds, defaults::kRolloutProgressDeadlineSeconds);
   out.rollBack = orDefault(r.onFailure, std::string(defaults::kRolloutOnFailure)) == "Rollback";
   out.paused = r.paused.value_or(false);
+  if (r.smokeVolume) {
+    EffectiveRollout::SmokeVolume smoke;
+    smoke.storageClassName = r.smokeVolume->storageClassName.value_or("");
+    smoke.size = orDefault(r.smokeVolume->size, std::string(defaults::kRolloutSmokeSize));
+    if (r.smokeVolume->ephemeral) {
+      smoke.volumeAttributes = orDefault(r.smokeVolume->ephemeral->volumeAttributes, {});
+      smoke.fsType = r.smokeVolume->ephemeral->fsType.value_or("");
+    }
+    out.smokeVolume = std::move(smoke);
+  }
   return out;
 }
 

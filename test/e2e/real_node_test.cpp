@@ -1087,8 +1087,11 @@ const std::string kVerifiedNamespace = "csi-verified";
 const std::string kHostpathImage = "registry.k8s.io/sig-storage/hostpathplugin:v1.17.0";
 
 // The real hostpath driver, node plugin only (ephemeral inline volumes), rolled out verified:
-// the real node is the canary; a gate that fails within 40 s rolls it back.
-std::string verifiedDriverManifest(const std::string& image, const std::string& extraArg) {
+// the real node is the canary, and its smoke test an ephemeral inline volume of the driver; a
+// gate that fails within 40 s rolls it back. readOnlyState: the driver's state directory is
+// mounted read-only (it starts and registers, but cannot create a volume to publish).
+std::string verifiedDriverManifest(const std::string& image, const std::string& extraArg,
+                                   bool readOnlyState = false) {
   return R"(apiVersion: csiop.dev/v1alpha1
 kind: DriverDeployment
 metadata:
@@ -1100,6 +1103,7 @@ spec:
          kVerifiedNamespace + R"(
   csiDriver:
     attachRequired: false
+    podInfoOnMount: true
     volumeLifecycleModes: [Ephemeral]
   driver:
     image: )" +
@@ -1121,11 +1125,22 @@ spec:
     volumeMounts:
     - name: csi-data-dir
       mountPath: /csi-data-dir
+      readOnly: )" +
+         (readOnlyState ? "true" : "false") + R"(
   rollout:
     type: Verified
     soakSeconds: 0
     gateTimeoutSeconds: 40
+    smokeVolume:
+      ephemeral: {}
 )";
+}
+
+// The smoke objects of "verified" left in its namespace.
+std::string smokeObjects() {
+  return kubectl({"get", "pods,pvc", "-n", kVerifiedNamespace, "-l", "csiop.dev/smoke=verified",
+                  "-o", "name"})
+      .out;
 }
 
 std::string rolloutField(const std::string& field) {
@@ -1213,7 +1228,22 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
                   .ok());
   expectRolledBack("Registered", first);
 
-  // 3. A good upgrade (the real driver's second image): the canary passes, the rollout completes.
+  // 3. A driver that starts and registers but cannot publish a volume (its state directory
+  //    read-only): the smoke volume fails at its Mount stage, with the kubelet's message.
+  ASSERT_TRUE(
+      kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, nameArg, true)).ok());
+  expectRolledBack("SmokeVolume", first);
+  const std::string smokeFailure = rolloutField("message");
+  EXPECT_EQ(smokeFailure.rfind("Mount: ", 0), 0u) << smokeFailure;
+  EXPECT_NE(smokeFailure.find("read-only file system"), std::string::npos) << smokeFailure;
+  EXPECT_NE(verifiedEvents("SmokeVolumeStarted"), "");
+  EXPECT_TRUE(waitFor("no smoke object left", 60s, [](std::string& seen) {
+    seen = smokeObjects();
+    return seen.empty();
+  }));
+
+  // 4. A good upgrade (the real driver's second image): the canary passes every gate, the smoke
+  //    volume included, and the rollout completes.
   ASSERT_TRUE(
       kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kUpgradedDriverImage, nameArg)).ok());
   EXPECT_TRUE(waitFor("the rollout completes on the new image", 240s, [&](std::string& seen) {
@@ -1223,6 +1253,11 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
   }));
   EXPECT_EQ(conditionField("verified", "RolloutFailed", "status"), "False");
   EXPECT_NE(verifiedEvents("CanaryPassed"), "");
+  EXPECT_EQ(rolloutField("gates"), R"(["PodReady","Registered","SmokeVolume"])");
+  EXPECT_TRUE(waitFor("no smoke object left", 60s, [](std::string& seen) {
+    seen = smokeObjects();
+    return seen.empty();
+  }));
   const Json pods = podsOf(kVerifiedNamespace, "app.kubernetes.io/component=node-plugin");
   ASSERT_EQ(pods["items"].size(), 1u);
   EXPECT_EQ(pods["items"][0]["spec"]["containers"][0]["image"], kUpgradedDriverImage);

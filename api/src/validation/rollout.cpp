@@ -1,5 +1,9 @@
 #include "sections.hpp"
 
+#include <algorithm>
+
+#include <csiop/api/formats.hpp>
+
 namespace csiop::api::validation {
 namespace {
 
@@ -34,6 +38,36 @@ void verifiedUpdateStrategy(Validator& v, const std::string& path,
     v.add(forbidden(path + ".rollingUpdate",
                     "may not be set with spec.rollout.type Verified: the operator replaces the "
                     "node plugin pods itself"));
+  }
+}
+
+// spec.rollout.smokeVolume: a claim of a StorageClass or an ephemeral inline volume, one of
+// the two; an inline volume only of a driver that serves them.
+void smokeVolume(Validator& v, const DriverDeploymentSpec& spec, const RolloutSmokeVolume& smoke) {
+  const std::string p = kRollout + ".smokeVolume";
+  const bool claim = smoke.storageClassName.has_value();
+  if (claim == smoke.ephemeral.has_value()) {
+    v.add(required(p, "exactly one of storageClassName and ephemeral"));
+  }
+  if (smoke.storageClassName) {
+    v.format(p + ".storageClassName", *smoke.storageClassName,
+             formats::dns1123Subdomain(*smoke.storageClassName));
+  }
+  if (smoke.size) {
+    if (!claim) {
+      v.add(forbidden(p + ".size", "may only be set with storageClassName"));
+    } else if (!formats::isQuantity(*smoke.size)) {
+      v.add(invalid(p + ".size", *smoke.size, "must be a quantity such as \"1Gi\""));
+    }
+  }
+  if (smoke.ephemeral) {
+    const auto& modes = spec.csiDriver ? spec.csiDriver->volumeLifecycleModes : std::nullopt;
+    if (!modes ||
+        std::find(modes->begin(), modes->end(), std::string("Ephemeral")) == modes->end()) {
+      v.add(forbidden(p + ".ephemeral",
+                      "needs spec.csiDriver.volumeLifecycleModes to list Ephemeral: the kubelet "
+                      "mounts inline volumes only of a driver that serves them"));
+    }
   }
 }
 
@@ -83,6 +117,10 @@ void rollout(Validator& v, const DriverDeploymentSpec& spec) {
   }
   onlyVerified("onFailure", r.onFailure.has_value());
   onlyVerified("paused", r.paused.has_value());
+  if (r.smokeVolume) {
+    smokeVolume(v, spec, *r.smokeVolume);
+  }
+  onlyVerified("smokeVolume", r.smokeVolume.has_value());
 
   if (type == defaults::kRolloutVerified) {
     if (spec.node) {

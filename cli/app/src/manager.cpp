@@ -349,6 +349,7 @@ asio::awaitable<void> Manager::startUp() {
         co_await discoverCsiDriverApi(client_, options_.installCrds);
     reconciling_ = std::make_unique<Reconciling>(client_, *csiDriverApi, queue_,
                                                  options_.configPollPeriod, options_.objectKinds);
+    reconciling_->reconciler.setSmokeImage(options_.smokeImage, options_.smokeImagePullPolicy);
     if (options_.webhookPort > 0) {
       admission_ = makeWebhookServer();
       admission_->start();

@@ -43,12 +43,16 @@ std::string configContentHash(const std::vector<ReadReference>& references) {
 }
 
 std::string contentDigest(std::string_view text) {
+  return sha256Hex(text).substr(0, 32);
+}
+
+std::string sha256Hex(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
   static const char* kHex = "0123456789abcdef";
   std::string out;
-  for (unsigned int i = 0; i < length && i < 16; ++i) {
+  for (unsigned int i = 0; i < length; ++i) {
     out += kHex[digest[i] >> 4];
     out += kHex[digest[i] & 0xf];
   }

@@ -287,10 +287,14 @@ private:
     if (in_.now >= registeredSince(*pod) + timeout) {
       return fail("SmokeVolume", node,
                   (result.stage.empty() ? std::string() : result.stage + ": ") +
-                      "the smoke volume did not pass within " + secondsText(timeout));
+                      "the smoke volume did not pass within " + secondsText(timeout) +
+                      (result.message.empty() ? std::string() : ": " + result.message));
     }
     out_.smokeOn.push_back(node);
-    wait(node, "CanarySmokeVolume", "waiting for the smoke volume on the node");
+    wait(node, "CanarySmokeVolume",
+         "waiting for the smoke volume on the node" +
+             (result.stage.empty() ? std::string() : " (" + result.stage + ")") +
+             (result.message.empty() ? std::string() : ": " + result.message));
     return Verdict::Pending;
   }
 

@@ -94,6 +94,42 @@ INSTANTIATE_TEST_SUITE_P(
             "{maxUnavailable: '250%'}}}}",
             {R"(spec.node.updateStrategy.whenVolumesUnused.maxUnavailable: Invalid value: "250%": )" +
              kNodeCount}},
+        Case{"SmokeVolumeClaim",
+             "spec: {rollout: {type: Verified, smokeVolume: {storageClassName: fast, size: 5Gi}}}",
+             {}},
+        Case{"SmokeVolumeEphemeral",
+             "spec: {csiDriver: {volumeLifecycleModes: [Persistent, Ephemeral]}, rollout: {type: "
+             "Verified, smokeVolume: {ephemeral: {volumeAttributes: {size: 1Mi}, fsType: ext4}}}}",
+             {}},
+        Case{"SmokeVolumeNeedsOneKind",
+             "spec: {rollout: {type: Verified, smokeVolume: {}}}",
+             {"spec.rollout.smokeVolume: Required value: exactly one of storageClassName and "
+              "ephemeral"}},
+        Case{"SmokeVolumeNotBoth",
+             "spec: {csiDriver: {volumeLifecycleModes: [Ephemeral]}, rollout: {type: Verified, "
+             "smokeVolume: {storageClassName: fast, ephemeral: {}}}}",
+             {"spec.rollout.smokeVolume: Required value: exactly one of storageClassName and "
+              "ephemeral"}},
+        Case{
+            "SmokeVolumeClassName",
+            "spec: {rollout: {type: Verified, smokeVolume: {storageClassName: Fast_SSD}}}",
+            {R"(spec.rollout.smokeVolume.storageClassName: Invalid value: "Fast_SSD": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'))"}},
+        Case{
+            "SmokeVolumeSizeQuantity",
+            "spec: {rollout: {type: Verified, smokeVolume: {storageClassName: fast, size: lots}}}",
+            {R"(spec.rollout.smokeVolume.size: Invalid value: "lots": must be a quantity such as "1Gi")"}},
+        Case{"SmokeVolumeSizeOnlyWithAClaim",
+             "spec: {csiDriver: {volumeLifecycleModes: [Ephemeral]}, rollout: {type: Verified, "
+             "smokeVolume: {size: 1Gi, ephemeral: {}}}}",
+             {"spec.rollout.smokeVolume.size: Forbidden: may only be set with storageClassName"}},
+        Case{"SmokeVolumeEphemeralNeedsTheMode",
+             "spec: {rollout: {type: Verified, smokeVolume: {ephemeral: {}}}}",
+             {"spec.rollout.smokeVolume.ephemeral: Forbidden: needs "
+              "spec.csiDriver.volumeLifecycleModes to list Ephemeral: the kubelet mounts inline "
+              "volumes only of a driver that serves them"}},
+        Case{"SmokeVolumeOnlyVerified",
+             "spec: {rollout: {smokeVolume: {storageClassName: fast}}}",
+             {"spec.rollout.smokeVolume" + kOnlyVerified}},
         Case{"SoakSecondsMayBeZero", "spec: {rollout: {type: Verified, soakSeconds: 0}}", {}},
         Case{"SoakSecondsNotNegative",
              "spec: {rollout: {type: Verified, soakSeconds: -1}}",

@@ -91,6 +91,17 @@ public:
     return nullptr;
   }
 
+  // Every stored object of that kind, in any namespace.
+  std::vector<Json> all(const kube::ResourceRef& ref) const {
+    std::vector<Json> out;
+    for (const auto& [key, s] : objects_) {
+      if (resourceKey(s.ref) == resourceKey(ref)) {
+        out.push_back(s.object);
+      }
+    }
+    return out;
+  }
+
   // The watches of `ref` deliver nothing until release(): the caches lag behind the server.
   void hold(const kube::ResourceRef& ref) { held_.insert(resourceKey(ref)); }
   void release(const kube::ResourceRef& ref) {
@@ -190,6 +201,7 @@ private:
                                                               &r::nodes,
                                                               &r::pods,
                                                               &r::persistentvolumes,
+                                                              &r::persistentvolumeclaims,
                                                               &r::services,
                                                               &r::poddisruptionbudgets,
                                                               &r::daemonsets,

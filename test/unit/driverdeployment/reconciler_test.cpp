@@ -856,5 +856,100 @@ TEST_F(VerifiedRolloutTest, ACanaryThatCrashLoopsIsRolledBackAndNoOtherNodeChang
       "example.com/driver:v1");
 }
 
+// spec.rollout.smokeVolume: once the canary is Ready and registered, a claim and a pod pinned to
+// it (the test the operator's image runs); the canary passes when the pod succeeds, and a failed
+// stage rolls it back, named; no smoke object is left either way.
+class SmokeVolumeTest : public VerifiedRolloutTest {
+protected:
+  void SetUp() override {
+    VerifiedRolloutTest::SetUp();
+    reconciler_.setSmokeImage("ghcr.io/csiop/csi-operator:test", "IfNotPresent");
+  }
+
+  void withSmokeVolume() {
+    editSpec([](Json& spec) { spec["rollout"]["smokeVolume"] = {{"storageClassName", "fast"}}; });
+  }
+
+  // The canary node-1 runs r2, Ready and registered again.
+  void canaryReady() {
+    withSmokeVolume();
+    drain();
+    ASSERT_EQ(rollout().value("phase", ""), "Complete")
+        << api_.find(r::driverdeployments, "", "demo")->dump();
+    newImage();
+    pass();
+    ASSERT_FALSE(podExists("old-node-1"));
+    putPod("new-node-1", "node-1", "r2");
+    reregister("node-1");
+    pass();
+  }
+
+  std::vector<Json> smokeObjects(const kube::ResourceRef& ref) const {
+    std::vector<Json> out;
+    for (const Json& o : api_.all(ref)) {
+      if (o["metadata"].value("labels", Json::object()).value(kSmokeLabel, "") == "demo") {
+        out.push_back(o);
+      }
+    }
+    return out;
+  }
+
+  // The kubelet ran the smoke pod to its end.
+  void smokePodEnded(const std::string& phase, const std::string& message) {
+    const auto pods = smokeObjects(r::pods);
+    ASSERT_EQ(pods.size(), 1u);
+    Json pod = pods[0];
+    const Json terminated = {{"exitCode", phase == "Succeeded" ? 0 : 1}, {"message", message}};
+    const Json container = {{"name", "smoke"}, {"state", {{"terminated", terminated}}}};
+    pod["status"] = {{"phase", phase}, {"containerStatuses", Json::array({container})}};
+    api_.put(r::pods, pod);
+  }
+};
+
+TEST_F(SmokeVolumeTest, ACanaryPassesOnceItsSmokeVolumeWasWrittenAndReadBack) {
+  convergeOnThreeNodes();
+  canaryReady();
+  EXPECT_EQ(rollout().value("phase", ""), "Canary") << "waiting for the smoke volume";
+  const auto claims = smokeObjects(r::persistentvolumeclaims);
+  const auto pods = smokeObjects(r::pods);
+  ASSERT_EQ(claims.size(), 1u);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(claims[0]["spec"]["storageClassName"], "fast");
+  EXPECT_EQ(pods[0]["spec"]["containers"][0]["image"], "ghcr.io/csiop/csi-operator:test");
+  EXPECT_EQ(
+      pods[0]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+          ["nodeSelectorTerms"][0]["matchFields"][0]["values"],
+      Json({"node-1"}));
+  EXPECT_TRUE(recorded("SmokeVolumeStarted"));
+  EXPECT_TRUE(podExists("old-node-2")) << "no other node changes meanwhile";
+  pass();
+  EXPECT_EQ(smokeObjects(r::pods).size(), 1u) << "one test per canary and revision";
+
+  smokePodEnded("Succeeded", "ok");
+  pass(); // the canary passes: its smoke objects go
+  EXPECT_TRUE(recorded("CanaryPassed"));
+  EXPECT_TRUE(smokeObjects(r::pods).empty());
+  EXPECT_TRUE(smokeObjects(r::persistentvolumeclaims).empty());
+  EXPECT_EQ(rollout()["gates"], Json({"PodReady", "Registered", "SmokeVolume"}));
+}
+
+TEST_F(SmokeVolumeTest, AFailedStageRollsTheCanaryBackNamingTheStage) {
+  convergeOnThreeNodes();
+  canaryReady();
+  smokePodEnded("Failed", "Read: read back 3 bytes, not 24");
+  pass();
+  EXPECT_EQ(rollout().value("failedGate", ""), "SmokeVolume") << rollout().dump();
+  EXPECT_EQ(rollout().value("failedNode", ""), "node-1");
+  EXPECT_EQ(rollout().value("message", ""), "Read: read back 3 bytes, not 24");
+  EXPECT_TRUE(smokeObjects(r::pods).empty());
+  EXPECT_TRUE(smokeObjects(r::persistentvolumeclaims).empty());
+  EXPECT_TRUE(podExists("old-node-2"));
+}
+
+TEST_F(SmokeVolumeTest, WithoutASmokeVolumeTheStatusSaysWhichGatesRan) {
+  convergeOnThreeNodes();
+  EXPECT_EQ(rollout()["gates"], Json({"PodReady", "Registered"}));
+}
+
 } // namespace
 } // namespace csiop::driverdeployment

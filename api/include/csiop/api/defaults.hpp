@@ -32,6 +32,8 @@ inline constexpr std::int64_t kRolloutProgressDeadlineSeconds = 600;
 inline constexpr const char* kRolloutOnFailure = "Rollback";
 inline constexpr std::int64_t kRolloutMaxSoakSeconds = 604'800;    // a week
 inline constexpr std::int64_t kRolloutMaxDeadlineSeconds = 86'400; // a day
+// The smoke volume's claim: 1Gi, the smallest size many block and cloud drivers provision.
+inline constexpr const char* kRolloutSmokeSize = "1Gi";
 inline constexpr const char* kControllerKind = "Deployment";
 // spec.controller.placement: the sidecars run in a controller workload of their own, or
 // in the node plugin's pods beside its driver process.
@@ -246,6 +248,14 @@ struct EffectiveRollout {
   std::int64_t progressDeadlineSeconds = defaults::kRolloutProgressDeadlineSeconds;
   bool rollBack = true; // onFailure Rollback (false: Hold)
   bool paused = false;
+  // spec.rollout.smokeVolume: a claim of storageClassName (size), or an ephemeral inline volume.
+  struct SmokeVolume {
+    std::string storageClassName; // empty: ephemeral
+    std::string size = defaults::kRolloutSmokeSize;
+    StringMap volumeAttributes;
+    std::string fsType;
+  };
+  std::optional<SmokeVolume> smokeVolume;
 };
 
 struct Effective {

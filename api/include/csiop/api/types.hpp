@@ -557,6 +557,31 @@ struct RolloutCanary {
   }
 };
 
+// A CSI ephemeral inline volume of the driver, for the smoke test of a node-only driver.
+struct RolloutSmokeEphemeral {
+  std::optional<StringMap> volumeAttributes;
+  std::optional<std::string> fsType;
+
+  template <class V> void fields(V&& v) {
+    v("volumeAttributes", volumeAttributes);
+    v("fsType", fsType);
+  }
+};
+
+// The volume a canary must provision (where it is a claim), mount, write and read back before
+// any other node changes: a claim of one of the driver's StorageClasses, or an inline volume.
+struct RolloutSmokeVolume {
+  std::optional<std::string> storageClassName;
+  std::optional<std::string> size; // a quantity; with storageClassName only
+  std::optional<RolloutSmokeEphemeral> ephemeral;
+
+  template <class V> void fields(V&& v) {
+    v("storageClassName", storageClassName);
+    v("size", size);
+    v("ephemeral", ephemeral);
+  }
+};
+
 // How a changed node plugin reaches the nodes. Verified: the operator replaces the plugin pods
 // itself, canary nodes first, each proven to serve the driver again (the new pod Ready, the
 // driver registered again in the node's CSINode) before the rest go in batches with a soak
@@ -569,8 +594,9 @@ struct RolloutSpec {
   std::optional<std::int64_t> soakSeconds;
   std::optional<std::int64_t> gateTimeoutSeconds;
   std::optional<std::int64_t> progressDeadlineSeconds;
-  std::optional<std::string> onFailure; // Rollback | Hold
-  std::optional<bool> paused;           // true: no node changes until false
+  std::optional<std::string> onFailure;          // Rollback | Hold
+  std::optional<bool> paused;                    // true: no node changes until false
+  std::optional<RolloutSmokeVolume> smokeVolume; // absent: the pod and registration gates only
 
   template <class V> void fields(V&& v) {
     v("type", type);
@@ -581,6 +607,7 @@ struct RolloutSpec {
     v("progressDeadlineSeconds", progressDeadlineSeconds);
     v("onFailure", onFailure);
     v("paused", paused);
+    v("smokeVolume", smokeVolume);
   }
 };
 
@@ -721,6 +748,8 @@ struct RolloutStatus {
   std::optional<std::string> failedNode;
   std::optional<std::string> message;
   std::optional<std::string> retry; // the csiop.dev/retry-rollout value last honoured
+  // The gates each canary must pass: PodReady, Registered, and SmokeVolume where configured.
+  std::optional<std::vector<std::string>> gates;
 
   template <class V> void fields(V&& v) {
     v("phase", phase);
@@ -737,6 +766,7 @@ struct RolloutStatus {
     v("failedNode", failedNode);
     v("message", message);
     v("retry", retry);
+    v("gates", gates);
   }
 };
 

@@ -61,6 +61,10 @@ asio::awaitable<StepResult> Reconciler::finalizeUnlessBlocked(ReconcileRun& run)
   if (!observed.deleting) {
     co_return std::nullopt;
   }
+  if (run.effective) {
+    // A smoke test's pod uses a volume of the driver: it would hold the deletion up.
+    co_await endSmokeTests(run, run.effective->rollout.smokeVolume.has_value());
+  }
   observed.deletionBlocked = co_await deletionBlocker(run);
   if (!observed.deletionBlocked) {
     co_return co_await finalize(run);

@@ -25,6 +25,7 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
     co_await rollVerified(run);
     co_return std::nullopt;
   }
+  co_await endSmokeTests(run, false); // tests of a verified rollout the spec no longer asks for
   Observed& observed = run.observed;
   const Json& strategy = effective.node.updateStrategy;
   const CachedChild* cachedDs =

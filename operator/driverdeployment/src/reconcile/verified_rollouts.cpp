@@ -222,8 +222,12 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     }
     const std::string dsUid = metadataField(cachedDs->head, "uid");
     RolloutRecord& record = rolloutRecord(run, set.daemonSet, set.windows);
+    const bool smoke = effective.rollout.smokeVolume.has_value() && !set.windows;
     const auto report = [&] {
-      (set.windows ? rollouts.windowsNode : rollouts.node) = statusOf(record);
+      api::RolloutStatus status = statusOf(record);
+      status.gates = smoke ? std::vector<std::string>{"PodReady", "Registered", "SmokeVolume"}
+                           : std::vector<std::string>{"PodReady", "Registered"};
+      (set.windows ? rollouts.windowsNode : rollouts.node) = std::move(status);
     };
     VerifiedRolloutInput input;
     input.now = now;
@@ -252,6 +256,9 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     }
     const std::int32_t nodeCount = static_cast<std::int32_t>(input.pods.size());
     input.policy = policyOf(effective.rollout, nodeCount);
+    // The smoke pod runs the operator's Linux image: Windows nodes roll on the pod and
+    // registration gates alone.
+    input.policy.smokeVolume = smoke;
     if (!effective.rollout.canarySelector.empty() && record.canaries.empty()) {
       const std::string selector = labelSelector(effective.rollout.canarySelector);
       auto listed = co_await kube::attempt(
@@ -281,9 +288,17 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
       report();
       continue;
     }
+    if (input.policy.smokeVolume && record.phase == RolloutPhase::Canary) {
+      input.smoke = co_await readSmokeTests(run, record);
+    }
     const VerifiedRolloutPlan plan = planVerifiedRollout(input);
     record = plan.record;
     co_await replacePluginPods(run, plan.replace);
+    if (!plan.smokeOn.empty()) {
+      co_await startSmokeTests(run, record, plan.smokeOn, input.smoke);
+    } else if (!set.windows) {
+      co_await endSmokeTests(run, input.policy.smokeVolume);
+    }
     for (const RolloutEvent& event : plan.events) {
       co_await events_.record(run.dd, event.warning, event.reason, event.message);
     }

@@ -38,6 +38,10 @@ struct ManagerOptions {
   std::vector<api::ObjectKind> objectKinds;
   // The namespaces drivers may go into (--driver-namespace); empty: any.
   std::vector<std::string> driverNamespaces;
+  // The image the smoke tests of verified rollouts run in (the operator's own; the chart sets
+  // it), and its pull policy. "": no smoke test can run, and one asked for fails, saying so.
+  std::string smokeImage;
+  std::string smokeImagePullPolicy = "IfNotPresent";
 };
 
 // Runs until SIGTERM/SIGINT (exit code 0) or a fatal error (1). Losing the

@@ -26,4 +26,7 @@ std::string configContentHash(const std::vector<ReadReference>& references);
 // 32 hex digits (128 bits of SHA-256) of `text`.
 std::string contentDigest(std::string_view text);
 
+// The 64 hex digits of SHA-256 of `text`.
+std::string sha256Hex(std::string_view text);
+
 } // namespace csiop::driverdeployment

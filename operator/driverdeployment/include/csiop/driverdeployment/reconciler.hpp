@@ -31,6 +31,7 @@
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/error_line.hpp>
 #include <csiop/driverdeployment/registration_clock.hpp>
+#include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/driverdeployment/status.hpp>
 #include <csiop/driverdeployment/verified_rollout.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
@@ -127,6 +128,10 @@ public:
   // it reconciled is gone (for tests).
   std::size_t trackedStateEntries() const;
 
+  // The image the smoke tests of spec.rollout.smokeVolume run in (the operator's own; "": none,
+  // and a smoke test fails at its Start stage, saying so), and its pull policy.
+  void setSmokeImage(std::string image, std::string pullPolicy);
+
 private:
   // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
   // write made: until the cache shows it, the cached status is older than the server's.
@@ -198,6 +203,22 @@ private:
   // verified_rollouts.cpp: with spec.rollout type Verified, the node plugin step: plans each
   // node plugin DaemonSet's rollout (verified_rollout.hpp) and replaces the pods it names.
   boost::asio::awaitable<void> rollVerified(ReconcileRun& run);
+  // smoke_volumes.cpp: spec.rollout.smokeVolume. The test of one canary (smokeTarget) and
+  // how far it got; those of the canaries of `record`; starting those of `nodes` not started
+  // yet (`seen`: as read this pass), after sweeping the leftovers of other tests once per
+  // revision; deleting every smoke object not in `keep` (true: none is left but those);
+  // sweeping them all once no test runs (`asked`: the spec asks for smoke volumes).
+  SmokeTarget smokeTarget(const ReconcileRun& run, const RolloutRecord& record,
+                          const std::string& node) const;
+  boost::asio::awaitable<SmokeResult> readSmokeTest(ReconcileRun& run, const SmokeTarget& target);
+  boost::asio::awaitable<std::map<std::string, SmokeResult>>
+  readSmokeTests(ReconcileRun& run, const RolloutRecord& record);
+  boost::asio::awaitable<void> startSmokeTests(ReconcileRun& run, const RolloutRecord& record,
+                                               const std::vector<std::string>& nodes,
+                                               const std::map<std::string, SmokeResult>& seen);
+  boost::asio::awaitable<bool> sweepSmokeTests(ReconcileRun& run,
+                                               const std::set<std::string>& keep);
+  boost::asio::awaitable<void> endSmokeTests(ReconcileRun& run, bool asked);
   // The rollout record of `daemonSet`: kept in memory, else from the previous status.
   RolloutRecord& rolloutRecord(ReconcileRun& run, const std::string& daemonSet, bool windows);
   // status_step.cpp: the only writer of the status: what the run's outcome says (paused, an
@@ -304,6 +325,12 @@ private:
   std::map<std::string, std::map<std::string, RolloutRecord>> rollouts_;
   // When each node's kubelet registered each driver, as the CSINode watch saw it.
   RegistrationClock registrations_;
+  // The image (and pull policy) of the smoke tests' pods: the operator's own (--smoke-image).
+  std::string smokeImage_;
+  std::string smokePullPolicy_;
+  // DriverDeployment -> the revision whose smoke tests' leftovers were swept ("": every smoke
+  // object is gone); absent: not known since the operator started.
+  std::map<std::string, std::string> smokeSwept_;
   // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
   // (only those being deleted if `deletingOnly`).
   void waitingOn(const std::string& node, std::vector<std::string>& out) const;

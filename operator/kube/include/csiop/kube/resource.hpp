@@ -36,6 +36,8 @@ inline const ResourceRef nodes{"", "v1", "nodes", "Node", false};
 inline const ResourceRef pods{"", "v1", "pods", "Pod", true};
 inline const ResourceRef persistentvolumes{"", "v1", "persistentvolumes", "PersistentVolume",
                                            false};
+inline const ResourceRef persistentvolumeclaims{"", "v1", "persistentvolumeclaims",
+                                                "PersistentVolumeClaim", true};
 inline const ResourceRef services{"", "v1", "services", "Service", true};
 // policy/v1
 inline const ResourceRef poddisruptionbudgets{"policy", "v1", "poddisruptionbudgets",
