@@ -68,6 +68,11 @@ bool AppliedObjects::unchangedSinceApplied(const Json& desired, const CachedChil
   return a.content && *a.content == live.content;
 }
 
+bool AppliedObjects::changedSinceApplied(const Json& desired) const {
+  const auto it = applied_.find(keyOf(desired).str());
+  return it != applied_.end() && it->second.desiredHash != hashOf(desired);
+}
+
 bool AppliedObjects::behindLastApply(const Json& live) const {
   const auto it = applied_.find(keyOf(live).str());
   const Json generation = live.value("metadata", Json::object()).value("generation", Json(0));

@@ -378,6 +378,31 @@ TEST_F(ReconcilerTest, AChangedImmutableCSIDriverFieldRecreatesTheCSIDriver) {
   EXPECT_TRUE(recorded("CSIDriverRecreated"));
 }
 
+// A field removed from the spec leaves the child: the live DaemonSet still holds every field of
+// the new desired one, yet the field the last apply set must go (a mount no longer read-only).
+TEST_F(ReconcilerTest, AFieldRemovedFromTheSpecIsRemovedFromTheChild) {
+  converge();
+  const auto mountOf = [this] {
+    const Json& ds = *api_.findNamed(r::daemonsets, "demo-node");
+    for (const Json& m : ds["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]) {
+      if (m.value("name", "") == "state") {
+        return m;
+      }
+    }
+    return Json();
+  };
+  editSpec([](Json& spec) {
+    spec["driver"]["volumes"] = {{{"name", "state"}, {"emptyDir", Json::object()}}};
+    spec["driver"]["volumeMounts"] = {
+        {{"name", "state"}, {"mountPath", "/state"}, {"readOnly", true}}};
+  });
+  drain();
+  ASSERT_EQ(mountOf().value("readOnly", false), true) << mountOf().dump();
+  editSpec([](Json& spec) { spec["driver"]["volumeMounts"][0].erase("readOnly"); });
+  drain();
+  EXPECT_FALSE(mountOf().contains("readOnly")) << mountOf().dump();
+}
+
 // A StorageClass the spec no longer lists is deleted; a copy another client made of it (labels,
 // owner reference and all) is not the operator's and stays.
 TEST_F(ReconcilerTest, AStorageClassDroppedFromTheSpecIsPrunedAndAnotherClientsCopyStays) {

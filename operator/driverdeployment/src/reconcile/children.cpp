@@ -145,7 +145,7 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::applyChild(const Json& des
     co_return std::nullopt;
   }
   const Json live = cached->whole(); // `cached` changes while this coroutine waits
-  if (owned && contains(live, desired)) {
+  if (owned && contains(live, desired) && !applied_.changedSinceApplied(desired)) {
     applied_.verified(desired, *cached);
     co_return std::nullopt;
   }
@@ -183,10 +183,12 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::updateChild(const kube::Re
     foreign.foreign = true;
     co_return foreign;
   }
-  if (contains(live, desired)) {
+  const std::string difference = firstDifference(live, desired);
+  if (difference.empty() && !applied_.changedSinceApplied(desired)) {
     co_return std::nullopt;
   }
-  spdlog::info("applying {}: differs at {}", key.str(), firstDifference(live, desired));
+  spdlog::info("applying {}: {}", key.str(),
+               difference.empty() ? "changed since the last apply" : "differs at " + difference);
   // `live` may be the cache's entry, which changes while this coroutine waits.
   const std::string liveUid = metadataField(live, "uid");
   auto applied = co_await takeOwnershipAndApply(ref, desired, live);

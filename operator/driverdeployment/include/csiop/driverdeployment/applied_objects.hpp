@@ -38,6 +38,13 @@ public:
   // that write made or one that differs from it in status only. Not const: it learns the
   // content of the version a write made when the cache first shows it.
   bool unchangedSinceApplied(const api::Json& desired, const CachedChild& live);
+  // Something else than `desired` was last written to (or verified in) its child: the desired
+  // object changed since. Then a live child that holds every field of `desired` may still hold
+  // a field the last write set and `desired` no longer has (a mount no longer read-only, a limit
+  // removed, a rollback's template): only a write removes it (server-side apply drops the fields
+  // the operator owned and no longer sends). False when nothing was recorded (after a restart:
+  // the comparison alone decides, so that a restart writes nothing).
+  bool changedSinceApplied(const api::Json& desired) const;
   // The cached `live` is older than what was last applied to it: the apply made a generation
   // the cache has not shown yet.
   bool behindLastApply(const api::Json& live) const;
