@@ -82,7 +82,10 @@ private:
       break;
     }
     if (outdated(in_.currentRevision).empty()) {
-      if (rec().phase != RolloutPhase::RolledBack && rec().phase != RolloutPhase::Held) {
+      // A failure stays shown until another template runs everywhere: one the DaemonSet has
+      // taken (an admin who put the previous value back in the spec needs no new revision).
+      if ((rec().phase != RolloutPhase::RolledBack && rec().phase != RolloutPhase::Held) ||
+          in_.revisionSettled) {
         rec().phase = RolloutPhase::Complete;
         rec().revision = in_.currentRevision;
         rec().template_ = in_.templateDigest;

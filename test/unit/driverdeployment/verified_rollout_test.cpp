@@ -60,6 +60,7 @@ protected:
     in.previous = record;
     in.currentRevision = current;
     in.templateDigest = digest;
+    in.revisionSettled = settled;
     in.pods = pods;
     in.canaryPool = pool;
     in.unsafe = unsafe;
@@ -112,6 +113,7 @@ protected:
   RolloutRecord record;
   std::string current = "old";
   std::string digest = "t1";
+  bool settled = false; // the DaemonSet controller has seen the latest spec
   std::vector<PluginPod> pods;
   std::set<std::string> pool;
   std::map<std::string, std::string> unsafe;
@@ -282,6 +284,32 @@ TEST_F(VerifiedRollout, ACrashLoopingCanaryRollsBackTheCanaryOnly) {
   EXPECT_EQ(again.record.revision, "newer");
   EXPECT_TRUE(again.record.failedTemplate.empty());
   EXPECT_EQ(nodesOf(again), std::vector<std::string>{"a"});
+}
+
+// An admin who puts the previous value back in the spec after a rollback: the DaemonSet makes no
+// new revision (its template is the one running everywhere), and once its controller has seen
+// the spec, the rollout is complete and the failure no longer shown.
+TEST_F(VerifiedRollout, ThePreviousTemplatePutBackCompletesOnceTheDaemonSetHasSeenIt) {
+  settle("old");
+  current = "new";
+  digest = "t2";
+  replaceCanary(false);
+  pods.back().crashLoop = "hostpath: back-off";
+  run(kT0 + 20s);
+  current = "old";
+  recreate(run(kT0 + 21s), "old", kT0 + 22s);
+  ASSERT_EQ(run(kT0 + 30s).record.phase, RolloutPhase::RolledBack);
+
+  digest = "t1"; // the previous value, back in the spec
+  const VerifiedRolloutPlan unseen = run(kT0 + 40s);
+  EXPECT_EQ(unseen.record.phase, RolloutPhase::RolledBack) << "its controller has not seen it";
+  settled = true;
+  const VerifiedRolloutPlan done = run(kT0 + 41s);
+  EXPECT_EQ(done.record.phase, RolloutPhase::Complete);
+  EXPECT_EQ(done.record.revision, "old");
+  EXPECT_EQ(done.record.template_, "t1");
+  EXPECT_TRUE(done.replace.empty());
+  EXPECT_FALSE(done.revertTo);
 }
 
 TEST_F(VerifiedRollout, ACanaryNotReadyInTimeFailsItsGate) {

@@ -234,6 +234,10 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     input.previous = record;
     input.templateDigest = run.nodeTemplates[set.daemonSet];
     input.currentRevision = nodePluginRevision(effective, dsUid);
+    const Json& dsMeta = cachedDs->head["metadata"];
+    input.revisionSettled = member(member(cachedDs->head, "status"), "observedGeneration") ==
+                                dsMeta.value("generation", Json()) &&
+                            !applied_.behindLastApply(cachedDs->head);
     const std::vector<const CachedPod*> pods = nodePluginPods(effective, dsUid);
     for (const CachedPod* pod : pods) {
       input.pods.push_back(pluginPod(*pod));

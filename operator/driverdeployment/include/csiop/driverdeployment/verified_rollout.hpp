@@ -111,6 +111,9 @@ struct VerifiedRolloutInput {
   RolloutRecord previous;
   std::string currentRevision; // the DaemonSet's newest controller-revision-hash ("": none yet)
   std::string templateDigest;  // the operator's digest of the template it wants applied
+  // The DaemonSet controller has seen the DaemonSet's latest spec (its observedGeneration, and
+  // the operator's cache shows its last apply): currentRevision is the desired template's.
+  bool revisionSettled = false;
   std::vector<PluginPod> pods;
   std::set<std::string> canaryPool;          // the nodes an admin allows as canaries; empty: any
   std::map<std::string, std::string> unsafe; // node -> why it may not be replaced now
