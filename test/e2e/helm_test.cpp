@@ -383,7 +383,6 @@ TEST_F(HelmChart, ActionsOutsideTheChartsRulesAreDenied) {
   r = asOperator({"create", "deployment", "e2e", "--image=x", "-n", "default", "--dry-run=server"});
   EXPECT_TRUE(r.ok()) << "it manages Deployments: " << r;
   for (const auto& [verb, resource] : std::vector<std::pair<std::string, std::string>>{
-           {"create", "pods"},
            {"update", "customresourcedefinitions"},
            {"patch", "customresourcedefinitions/othercrd.example.com"},
            {"delete", "namespaces"},
@@ -393,6 +392,13 @@ TEST_F(HelmChart, ActionsOutsideTheChartsRulesAreDenied) {
            {"create", "mutatingwebhookconfigurations"}}) {
     r = asOperator({"auth", "can-i", verb, resource, "-A"});
     EXPECT_EQ(trimmed(r.out), "no") << verb << " " << resource << ": " << r;
+  }
+  // It creates pods (a verified rollout's smoke tests: no more than the Deployments it manages
+  // can), but never runs a command in one nor attaches to one.
+  for (const char* subresource : {"exec", "attach"}) {
+    r = asOperator(
+        {"auth", "can-i", "create", "pods", std::string("--subresource=") + subresource, "-A"});
+    EXPECT_EQ(trimmed(r.out), "no") << "create pods/" << subresource << ": " << r;
   }
 }
 
