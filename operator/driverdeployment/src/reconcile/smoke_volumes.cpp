@@ -59,7 +59,9 @@ SmokeTarget Reconciler::smokeTarget(const ReconcileRun& run, const RolloutRecord
   t.node = node;
   t.revision = record.revision;
   t.image = smokeImage_;
-  t.pullPolicy = smokePullPolicy_.empty() ? "IfNotPresent" : smokePullPolicy_;
+  if (!smokePullPolicy_.empty()) {
+    t.pullPolicy = smokePullPolicy_; // else SmokeTarget's default, IfNotPresent
+  }
   t.deadlineSeconds = effective.rollout.gateTimeoutSeconds;
   t.volume = effective.rollout.smokeVolume.value_or(api::EffectiveRollout::SmokeVolume{});
   return t;
@@ -125,7 +127,9 @@ asio::awaitable<std::map<std::string, SmokeResult>>
 Reconciler::readSmokeTests(ReconcileRun& run, const RolloutRecord& record) {
   std::map<std::string, SmokeResult> out;
   for (const std::string& node : record.canaries) {
-    out[node] = co_await readSmokeTest(run, smokeTarget(run, record, node));
+    // Named: GCC 12 destroys an aggregate temporary inside a co_await expression twice.
+    const SmokeTarget target = smokeTarget(run, record, node);
+    out[node] = co_await readSmokeTest(run, target);
   }
   co_return out;
 }
