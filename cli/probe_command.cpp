@@ -28,6 +28,7 @@
 #include <csiop/kube/server_url.hpp>
 
 #include "commands.hpp"
+#include "operator_version.hpp"
 
 namespace csiop::cli {
 namespace {
@@ -151,7 +152,7 @@ int runProbe(const ProbeOptions& o, Streams& s) {
   options.timeout = timeout;
   options.maxIdleConnections = 0;
   options.maxBodyBytes = std::size_t{1} << 20;
-  options.userAgent = "csi-operator-probe/" CSIOP_VERSION;
+  options.userAgent = std::string("csi-operator-probe/") + operatorVersion();
 
   asio::io_context io;
   std::optional<kube::HttpClient> client;

@@ -9,6 +9,7 @@
 #include <csiop/app/manager.hpp>
 
 #include "commands.hpp"
+#include "operator_version.hpp"
 
 namespace csiop::cli {
 namespace {
@@ -118,6 +119,7 @@ Command addRun(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run the operator: reconcile DriverDeployments");
   auto& m = o->manager;
+  m.operatorVersion = operatorVersion();
   addCommonFlags(cmd, *o);
   cmd->add_option("--webhook-port", m.webhookPort,
                   "HTTPS port of the admission webhook, served by every replica (0: off)")

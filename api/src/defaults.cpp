@@ -384,6 +384,7 @@ EffectiveRollout rollout(const std::optional<RolloutSpec>& spec) {
       orDefault(r.progressDeadlineSeconds, defaults::kRolloutProgressDeadlineSeconds);
   out.rollBack = orDefault(r.onFailure, std::string(defaults::kRolloutOnFailure)) == "Rollback";
   out.paused = r.paused.value_or(false);
+  out.prePullImages = r.prePullImages.value_or(true);
   if (r.smokeVolume) {
     EffectiveRollout::SmokeVolume smoke;
     smoke.storageClassName = r.smokeVolume->storageClassName.value_or("");
@@ -459,6 +460,8 @@ Effective resolve(const DriverDeployment& object) {
   out.deletionPolicy = orDefault(spec.deletionPolicy, std::string(defaults::kDeletionPolicy));
   out.paused = spec.paused.value_or(false);
   out.rollout = rollout(spec.rollout);
+  out.operatorUpdatesAutomatic =
+      orDefault(spec.operatorUpdates, std::string(defaults::kOperatorUpdates)) == "Automatic";
   return out;
 }
 

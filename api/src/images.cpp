@@ -3,19 +3,30 @@
 #include <array>
 #include <stdexcept>
 
+// A test build stands for a later operator release with other default images: it appends
+// CSIOP_IMAGE_TAG_SUFFIX to every tag (test/e2e/CMakeLists.txt, csi-operator-next).
+#ifndef CSIOP_IMAGE_TAG_SUFFIX
+#define CSIOP_IMAGE_TAG_SUFFIX ""
+#endif
+
 namespace csiop::api {
 namespace {
 
 constexpr std::array kImages = {
-    ImageDefault{Component::NodeDriverRegistrar, "csi-node-driver-registrar", "v2.17.0",
-                 "node-driver-registrar"},
-    ImageDefault{Component::LivenessProbe, "livenessprobe", "v2.19.0", "livenessprobe"},
-    ImageDefault{Component::Provisioner, "csi-provisioner", "v6.3.0", "external-provisioner"},
-    ImageDefault{Component::Attacher, "csi-attacher", "v4.12.0", "external-attacher"},
-    ImageDefault{Component::Resizer, "csi-resizer", "v2.2.1", "external-resizer"},
-    ImageDefault{Component::Snapshotter, "csi-snapshotter", "v8.6.0", "external-snapshotter"},
-    ImageDefault{Component::HealthMonitor, "csi-external-health-monitor-controller", "v0.18.0",
-                 "external-health-monitor"},
+    ImageDefault{Component::NodeDriverRegistrar, "csi-node-driver-registrar",
+                 "v2.17.0" CSIOP_IMAGE_TAG_SUFFIX, "node-driver-registrar"},
+    ImageDefault{Component::LivenessProbe, "livenessprobe", "v2.19.0" CSIOP_IMAGE_TAG_SUFFIX,
+                 "livenessprobe"},
+    ImageDefault{Component::Provisioner, "csi-provisioner", "v6.3.0" CSIOP_IMAGE_TAG_SUFFIX,
+                 "external-provisioner"},
+    ImageDefault{Component::Attacher, "csi-attacher", "v4.12.0" CSIOP_IMAGE_TAG_SUFFIX,
+                 "external-attacher"},
+    ImageDefault{Component::Resizer, "csi-resizer", "v2.2.1" CSIOP_IMAGE_TAG_SUFFIX,
+                 "external-resizer"},
+    ImageDefault{Component::Snapshotter, "csi-snapshotter", "v8.6.0" CSIOP_IMAGE_TAG_SUFFIX,
+                 "external-snapshotter"},
+    ImageDefault{Component::HealthMonitor, "csi-external-health-monitor-controller",
+                 "v0.18.0" CSIOP_IMAGE_TAG_SUFFIX, "external-health-monitor"},
 };
 
 } // namespace

@@ -291,7 +291,9 @@ TEST_F(Lifecycle, PauseStopsEveryWriteAndResumingConvergesAtOnce) {
   EXPECT_NE(printed.out.find("PAUSED"), std::string::npos) << printed;
   EXPECT_NE(printed.out.find("true"), std::string::npos) << printed;
 
-  std::this_thread::sleep_for(2s); // the status write and the Event land
+  // The status write and the Event land, and what earlier tests set off (a finalizer's deletes
+  // and Events of their DriverDeployments) is over: only this one's writes are counted.
+  ASSERT_TRUE(op->waitForNoWrites(3s, 60s)) << "the operator kept writing";
   const double before = op->mutatingRequests();
   ASSERT_TRUE(kubectl({"delete", "ds", "paused-node", "-n", "csi-paused"}).ok());
   ASSERT_TRUE(kubectl({"patch", "dd", "paused", "--type=json", "-p",

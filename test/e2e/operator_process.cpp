@@ -2,16 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <iterator>
+#include <sstream>
+#include <thread>
 
 namespace csiop::e2e {
 
 namespace {
 OperatorInvocation verboseRun(const std::vector<std::string>& extraArgs,
                               const std::string& subcommand) {
-  OperatorInvocation invocation{{subcommand, "-v", "2"}, {}};
+  OperatorInvocation invocation{{subcommand, "-v", "2"}, {}, {}};
   invocation.args.insert(invocation.args.end(), extraArgs.begin(), extraArgs.end());
   return invocation;
 }
@@ -29,7 +32,8 @@ OperatorProcess::OperatorProcess(const std::string& logName, const OperatorInvoc
   const auto kubeconfig =
       invocation.kubeconfig.empty() ? cluster().kubeconfig : invocation.kubeconfig;
   auto argv =
-      testsupport::operatorCommand(operatorBinary(), invocation.args.front(), kubeconfig, ports_);
+      testsupport::operatorCommand(invocation.binary.empty() ? operatorBinary() : invocation.binary,
+                                   invocation.args.front(), kubeconfig, ports_);
   argv.insert(argv.end(), invocation.args.begin() + 1, invocation.args.end());
   process_ = std::make_unique<ChildProcess>(argv, writeArtifact(logName, ""));
 }
@@ -54,6 +58,24 @@ std::string OperatorProcess::metrics() const {
   return r.ok() ? r.out : "";
 }
 
+bool OperatorProcess::waitForNoWrites(std::chrono::milliseconds quiet,
+                                      std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  double last = mutatingRequests();
+  auto since = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double now = mutatingRequests();
+    if (now != last) {
+      last = now;
+      since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - since >= quiet) {
+      return true;
+    }
+  }
+  return false;
+}
+
 double OperatorProcess::metric(const std::string& series) const {
   const std::string text = metrics();
   if (text.empty())
@@ -61,6 +83,24 @@ double OperatorProcess::metric(const std::string& series) const {
   const std::string key = "\n" + series + " ";
   const auto at = ("\n" + text).find(key);
   return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size() - 1));
+}
+
+double OperatorProcess::metricSum(const std::string& family) const {
+  const std::string text = metrics();
+  if (text.empty())
+    return -1;
+  double sum = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(family + " ") || line.starts_with(family + "{")) {
+      sum += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+double OperatorProcess::writesTo(const std::string& resource) const {
+  return std::max(0.0, metric("csiop_api_mutating_requests_total{resource=\"" + resource + "\"}"));
 }
 
 void registerDriverOnNodes(const std::string& driver) {

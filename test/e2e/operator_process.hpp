@@ -7,6 +7,9 @@
 //   op.metric("csiop_leader")                                a sample of its /metrics (-1: none)
 //   op.metrics()                                             all of its /metrics
 //   op.mutatingRequests()                                    csiop_api_mutating_requests_total
+//                                                            (every resource's)
+//   op.writesTo("daemonsets")                                ... of one resource
+//   op.waitForNoWrites(3s, 30s)                              that counter flat for 3 s
 #pragma once
 
 #include <chrono>
@@ -29,6 +32,7 @@ using testsupport::freeLoopbackPort;
 struct OperatorInvocation {
   std::vector<std::string> args;
   std::filesystem::path kubeconfig; // empty: the cluster's admin kubeconfig
+  std::filesystem::path binary;     // empty: operatorBinary()
 };
 
 class OperatorProcess {
@@ -44,7 +48,14 @@ public:
   // The value of the first sample whose line starts with `series` ("name" or
   // "name{labels}"), or -1 if there is none or /metrics does not answer.
   double metric(const std::string& series) const;
-  double mutatingRequests() const { return metric("csiop_api_mutating_requests_total"); }
+  // The sum of every sample of a family (-1 if /metrics does not answer).
+  double metricSum(const std::string& family) const;
+  double mutatingRequests() const { return metricSum("csiop_api_mutating_requests_total"); }
+  // Writes to one resource (the plural), 0 before the first.
+  double writesTo(const std::string& resource) const;
+  // Waits until the operator has written nothing for `quiet` (what earlier steps set off, a
+  // finalizer's deletes or their Events, is done), at most `timeout`: whether it got there.
+  bool waitForNoWrites(std::chrono::milliseconds quiet, std::chrono::milliseconds timeout) const;
 
   // SIGTERM, then waits for the exit: its code (128+N for signal N), nullopt on timeout.
   std::optional<int> stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));

@@ -1207,7 +1207,25 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
   const std::string first = rolloutField("revision");
   ASSERT_FALSE(first.empty());
 
-  // 1. A flag the driver does not know (a renamed flag): the canary crash-loops.
+  // 1. An image the node does not have and may not pull (imagePullPolicy Never): the pre-pull
+  //    finds it missing, the canary fails the ImagesPulled gate, and its plugin pod is never
+  //    touched.
+  const std::string untouched = verifiedPlugin();
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
+                      verifiedDriverManifest("localhost/csiop-test/not-on-the-node:1", nameArg))
+                  .ok());
+  expectRolledBack("ImagesPulled", first);
+  EXPECT_NE(rolloutField("message").find("ErrImageNeverPull"), std::string::npos)
+      << rolloutField("message");
+  EXPECT_EQ(verifiedPlugin(), untouched) << "the canary's plugin pod was replaced";
+  EXPECT_TRUE(waitFor("no pre-pull pod left", 60s, [](std::string& seen) {
+    seen = kubectl({"get", "pods", "-n", kVerifiedNamespace, "-l", "csiop.dev/pre-pull=verified",
+                    "-o", "name"})
+               .out;
+    return seen.empty();
+  }));
+
+  // 2. A flag the driver does not know (a renamed flag): the canary crash-loops.
   ASSERT_TRUE(
       kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, "--no-such-flag")).ok());
   expectRolledBack("PodReady", first);
@@ -1222,13 +1240,13 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
   std::this_thread::sleep_for(10s);
   EXPECT_EQ(verifiedPlugin(), plugin) << "the failed template was tried again";
 
-  // 2. A driver that runs but registers under another name: the Registered gate fails.
+  // 3. A driver that runs but registers under another name: the Registered gate fails.
   ASSERT_TRUE(kubectl({"apply", "-f", "-"},
                       verifiedDriverManifest(kHostpathImage, "--drivername=other.csiop.dev"))
                   .ok());
   expectRolledBack("Registered", first);
 
-  // 3. A driver that starts and registers but cannot publish a volume (its state directory
+  // 4. A driver that starts and registers but cannot publish a volume (its state directory
   //    read-only): the smoke volume fails at its Mount stage, with the kubelet's message.
   ASSERT_TRUE(
       kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, nameArg, true)).ok());
@@ -1242,7 +1260,7 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
     return seen.empty();
   }));
 
-  // 4. A good upgrade (the real driver's second image): the canary passes every gate, the smoke
+  // 5. A good upgrade (the real driver's second image): the canary passes every gate, the smoke
   //    volume included, and the rollout completes.
   ASSERT_TRUE(
       kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kUpgradedDriverImage, nameArg)).ok());
@@ -1253,7 +1271,7 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
   }));
   EXPECT_EQ(conditionField("verified", "RolloutFailed", "status"), "False");
   EXPECT_NE(verifiedEvents("CanaryPassed"), "");
-  EXPECT_EQ(rolloutField("gates"), R"(["PodReady","Registered","SmokeVolume"])");
+  EXPECT_EQ(rolloutField("gates"), R"(["ImagesPulled","PodReady","Registered","SmokeVolume"])");
   EXPECT_TRUE(waitFor("no smoke object left", 60s, [](std::string& seen) {
     seen = smokeObjects();
     return seen.empty();

@@ -94,6 +94,9 @@ Validation validate(const DriverDeployment& object) {
   if (spec.deletionPolicy) {
     v.oneOf("spec.deletionPolicy", *spec.deletionPolicy, {"Delete", "Orphan"});
   }
+  if (spec.operatorUpdates) {
+    v.oneOf("spec.operatorUpdates", *spec.operatorUpdates, {"Manual", "Automatic"});
+  }
   // spec.driver is checked as part of both pods; one mistake is one error.
   std::set<std::string> seen;
   std::erase_if(v.result.errors,

@@ -123,9 +123,9 @@ std::unique_ptr<kube::Client> connect(asio::io_context& io, const ManagerOptions
     // the workers run side by side: keeping that many connections open saves a TCP and TLS
     // handshake per request when they come again.
     clientOptions.http.maxIdleConnections = kIdleConnectionsPerWorker * options.workers;
-    clientOptions.observer = [&metrics](std::string_view verb, std::string_view, int code,
+    clientOptions.observer = [&metrics](std::string_view verb, std::string_view resource, int code,
                                         std::chrono::nanoseconds) {
-      metrics.observeApiRequest(verb, code);
+      metrics.observeApiRequest(verb, resource, code);
     };
     return std::make_unique<kube::Client>(io.get_executor(),
                                           kube::loadDefault(options.kubeconfig, options.context),
@@ -350,6 +350,7 @@ asio::awaitable<void> Manager::startUp() {
     reconciling_ = std::make_unique<Reconciling>(client_, *csiDriverApi, queue_,
                                                  options_.configPollPeriod, options_.objectKinds);
     reconciling_->reconciler.setSmokeImage(options_.smokeImage, options_.smokeImagePullPolicy);
+    reconciling_->reconciler.setOperatorVersion(options_.operatorVersion);
     if (options_.webhookPort > 0) {
       admission_ = makeWebhookServer();
       admission_->start();

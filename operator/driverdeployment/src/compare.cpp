@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include <csiop/api/formats.hpp>
 #include <csiop/render/merge_keys.hpp>
@@ -15,17 +16,40 @@ bool isQuantityField(const std::string& parent) {
   return parent == "limits" || parent == "requests";
 }
 
-std::string find(const Json& live, const Json& desired, const std::string& field,
-                 const std::string& parent, const std::string& path);
+// Walks `desired` against `live` and notes each path where live lacks it, up to `max` of them
+// (a path whose parent differs is one difference, not one per field below it).
+class Differ {
+public:
+  explicit Differ(std::size_t max) : max_(max) {}
 
-std::string findInList(const Json& live, const Json& desired, const std::string& field,
-                       const std::string& path) {
+  std::vector<std::string> found;
+
+  // Whether enough differences were found (the walk stops).
+  bool find(const Json& live, const Json& desired, const std::string& field,
+            const std::string& parent, const std::string& path);
+
+private:
+  bool note(std::string path) {
+    found.push_back(std::move(path));
+    return found.size() >= max_;
+  }
+  bool findInList(const Json& live, const Json& desired, const std::string& field,
+                  const std::string& path);
+
+  std::size_t max_;
+};
+
+bool Differ::findInList(const Json& live, const Json& desired, const std::string& field,
+                        const std::string& path) {
   if (const char* key = render::listMergeKey(field)) {
     for (std::size_t i = 0; i < desired.size(); ++i) {
       const Json& want = desired[i];
       const std::string itemPath = path + "[" + std::to_string(i) + "]";
       if (!want.is_object() || !want.contains(key)) {
-        return itemPath;
+        if (note(itemPath)) {
+          return true;
+        }
+        continue;
       }
       const Json* match = nullptr;
       for (const auto& have : live) {
@@ -34,33 +58,29 @@ std::string findInList(const Json& live, const Json& desired, const std::string&
           break;
         }
       }
-      if (match == nullptr) {
-        return itemPath;
-      }
-      if (auto d = find(*match, want, "", field, itemPath); !d.empty()) {
-        return d;
+      if (match == nullptr ? note(itemPath) : find(*match, want, "", field, itemPath)) {
+        return true;
       }
     }
-    return {};
+    return false;
   }
   if (live.size() != desired.size()) {
-    return path;
+    return note(path);
   }
   for (std::size_t i = 0; i < desired.size(); ++i) {
-    if (auto d = find(live[i], desired[i], "", field, path + "[" + std::to_string(i) + "]");
-        !d.empty()) {
-      return d;
+    if (find(live[i], desired[i], "", field, path + "[" + std::to_string(i) + "]")) {
+      return true;
     }
   }
-  return {};
+  return false;
 }
 
-std::string find(const Json& live, const Json& desired, const std::string& field,
-                 const std::string& parent, const std::string& path) {
+bool Differ::find(const Json& live, const Json& desired, const std::string& field,
+                  const std::string& parent, const std::string& path) {
   const std::string here = path.empty() ? "." : path;
   if (desired.is_object()) {
     if (!live.is_object()) {
-      return here;
+      return note(here);
     }
     for (const auto& [k, v] : desired.items()) {
       const auto it = live.find(k);
@@ -70,19 +90,22 @@ std::string find(const Json& live, const Json& desired, const std::string& field
         if ((v.is_object() || v.is_array()) && v.empty()) {
           continue;
         }
-        return sub;
+        if (note(sub)) {
+          return true;
+        }
+        continue;
       }
-      if (auto d = find(*it, v, k, field, sub); !d.empty()) {
-        return d;
+      if (find(*it, v, k, field, sub)) {
+        return true;
       }
     }
-    return {};
+    return false;
   }
   if (desired.is_array()) {
-    return live.is_array() ? findInList(live, desired, field, here) : here;
+    return live.is_array() ? findInList(live, desired, field, here) : note(here);
   }
   if (live == desired) {
-    return {};
+    return false;
   }
   if (isQuantityField(parent) && (live.is_string() || live.is_number()) &&
       (desired.is_string() || desired.is_number())) {
@@ -90,15 +113,15 @@ std::string find(const Json& live, const Json& desired, const std::string& field
     const auto a = quantityValue(text(live));
     const auto b = quantityValue(text(desired));
     if (a && b && std::fabs(*a - *b) <= 1e-9L * std::max(std::fabs(*a), 1.0L)) {
-      return {};
+      return false;
     }
   }
   // Numbers may come back as another JSON number type (1 vs 1.0).
   if (live.is_number() && desired.is_number() &&
       live.get<long double>() == desired.get<long double>()) {
-    return {};
+    return false;
   }
-  return here;
+  return note(here);
 }
 
 } // namespace
@@ -163,11 +186,21 @@ bool sameJson(const Json& a, const Json& b) {
 }
 
 bool contains(const Json& live, const Json& desired) {
-  return find(live, desired, "", "", "").empty();
+  return firstDifference(live, desired).empty();
 }
 
 std::string firstDifference(const Json& live, const Json& desired) {
-  return find(live, desired, "", "", "");
+  Differ differ(1);
+  differ.find(live, desired, "", "", "");
+  return differ.found.empty() ? std::string() : std::move(differ.found.front());
+}
+
+std::vector<std::string> differences(const Json& live, const Json& desired, std::size_t max) {
+  Differ differ(max);
+  if (max > 0) {
+    differ.find(live, desired, "", "", "");
+  }
+  return std::move(differ.found);
 }
 
 bool onlyStatusDiffers(const Json& before, const Json& after) {

@@ -154,6 +154,16 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   if (!observed.unmanaged.empty()) {
     status.unmanaged = observed.unmanaged;
   }
+  if (!observed.workloads.empty()) {
+    status.workloads = observed.workloads;
+  }
+  if (observed.operatorUpdateHeld) {
+    set(make(condition::kOperatorUpdateHeld, true, "Held", *observed.operatorUpdateHeld,
+             generation));
+  } else if (findCondition(conditions, condition::kOperatorUpdateHeld) != nullptr) {
+    set(make(condition::kOperatorUpdateHeld, false, "NoneHeld",
+             "the workloads are as this operator renders them", generation));
+  }
   if (!observed.applyErrors.empty()) {
     set(make(condition::kDegraded, true, "ApplyFailed", joined(observed.applyErrors), generation));
   } else if (!observed.missingPrerequisites.empty()) {

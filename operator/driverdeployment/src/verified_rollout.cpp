@@ -197,7 +197,26 @@ private:
     out_.waiting.push_back({node, std::move(reason), std::move(message)});
   }
 
-  void replace(const PluginPod& pod, const std::string& why) {
+  // Replaces `pod` now, or once the new images are on its node (policy.prePull): whether it
+  // was, or what the pull says (Pending: waiting on it; Failed: why the images are not there).
+  PrePullResult replace(const PluginPod& pod, const std::string& why) {
+    if (in_.policy.prePull) {
+      const auto it = in_.images.find(pod.node);
+      const PrePullResult images = it == in_.images.end() ? PrePullResult{} : it->second;
+      if (images.state != PrePullResult::State::Pulled) {
+        if (images.state == PrePullResult::State::Pending) {
+          out_.prePullOn.push_back(pod.node);
+          wait(pod.node, "PullingImages",
+               "pulling the new images on the node before its plugin is replaced" +
+                   (images.message.empty() ? std::string() : ": " + images.message));
+        }
+        return images;
+      }
+    }
+    replaceNow(pod, why);
+    return {PrePullResult::State::Pulled, ""};
+  }
+  void replaceNow(const PluginPod& pod, const std::string& why) {
     out_.replace.push_back({pod.name, pod.uid, pod.node, why});
   }
 
@@ -239,7 +258,14 @@ private:
           wait(node, "VolumesInUse", *why);
           return Verdict::Pending; // no deadline while the node may not be touched
         }
-        replace(*pod, "canary of node plugin revision " + rec().revision);
+        const PrePullResult images =
+            replace(*pod, "canary of node plugin revision " + rec().revision);
+        if (images.state == PrePullResult::State::Failed) {
+          return fail("ImagesPulled", node, images.message);
+        }
+        if (images.state == PrePullResult::State::Pending) {
+          return Verdict::Pending; // the pre-pull pod's own deadline bounds it
+        }
       }
       if (in_.now >= rec().since + timeout && pod == nullptr) {
         return fail("PodReady", node,
@@ -371,7 +397,16 @@ private:
           wait(node, "VolumesInUse", *why);
           continue;
         }
-        replace(*pod, "batch of node plugin revision " + rec().revision);
+        const PrePullResult images =
+            replace(*pod, "batch of node plugin revision " + rec().revision);
+        if (images.state == PrePullResult::State::Failed) {
+          fail("Batch", node, "the new images are not on the node: " + images.message);
+          return;
+        }
+        if (images.state == PrePullResult::State::Pending) {
+          late = late.empty() ? node : late;
+          continue;
+        }
       }
       if (pod != nullptr && pod->revision == rec().revision && !pod->crashLoop.empty()) {
         fail("Batch", node, "the new node plugin pod crash-loops: " + pod->crashLoop);
@@ -449,7 +484,8 @@ private:
       if (const std::string* why = unsafe(pod->node)) {
         wait(pod->node, "VolumesInUse", *why);
       } else if (budget-- > 0) {
-        replace(*pod, "rolling back to node plugin revision " + rec().from);
+        // The previous images ran on the node a moment ago: no pre-pull holds a rollback.
+        replaceNow(*pod, "rolling back to node plugin revision " + rec().from);
       } else {
         wait(pod->node, "RollingBack", "waiting to be rolled back");
       }

@@ -71,11 +71,11 @@ struct OperatorMetrics::Metrics {
       counter(registry, "csiop_api_requests_total",
               "Requests to the Kubernetes API server, by verb and HTTP status code (\"<error>\": "
               "no response).");
-  Counter& apiMutatingRequestsTotal =
+  Family<Counter>& apiMutatingRequestsTotal =
       counter(registry, "csiop_api_mutating_requests_total",
               "Writes to the Kubernetes API server (create, update, patch, apply, delete, "
-              "deletecollection), whatever their outcome; flat when nothing changes.")
-          .Add({});
+              "deletecollection), whatever their outcome, by resource; flat when nothing "
+              "changes.");
   Gauge& leader =
       gauge(registry, "csiop_leader", "1 while this replica holds the leader lease, else 0.");
   Gauge& driverDeployments =
@@ -130,13 +130,14 @@ void OperatorMetrics::observeReview(std::string_view result, double seconds) {
   metrics_->webhookReviewDuration.Observe(seconds);
 }
 
-void OperatorMetrics::observeApiRequest(std::string_view verb, int httpStatus) {
+void OperatorMetrics::observeApiRequest(std::string_view verb, std::string_view resource,
+                                        int httpStatus) {
   metrics_->apiRequestsTotal
       .Add({{"verb", std::string(verb)},
             {"code", httpStatus > 0 ? std::to_string(httpStatus) : "<error>"}})
       .Increment();
   if (isMutatingVerb(verb)) {
-    metrics_->apiMutatingRequestsTotal.Increment();
+    metrics_->apiMutatingRequestsTotal.Add({{"resource", std::string(resource)}}).Increment();
   }
 }
 

@@ -403,6 +403,152 @@ TEST_F(ReconcilerTest, AFieldRemovedFromTheSpecIsRemovedFromTheChild) {
   EXPECT_FALSE(mountOf().contains("readOnly")) << mountOf().dump();
 }
 
+// spec.operatorUpdates: the operator that wrote the workloads is version 1.0; another (2.0)
+// renders them with another registrar image though the spec did not change.
+class OperatorUpdateTest : public ReconcilerTest {
+protected:
+  static std::string registrarOf(const Json& ds) {
+    for (const Json& c : ds["spec"]["template"]["spec"]["containers"]) {
+      if (c.value("name", "") == "node-driver-registrar") {
+        return c.value("image", "");
+      }
+    }
+    return "";
+  }
+  std::string registrar() const { return registrarOf(*api_.findNamed(r::daemonsets, "demo-node")); }
+
+  // The DaemonSet as operator 1.0 left it: its stamp, with an older registrar image.
+  void writtenByAnEarlierOperator(Json dd = driverDeployment()) {
+    reconciler_.setOperatorVersion("1.0");
+    api_.put(r::driverdeployments, std::move(dd));
+    api_.put(r::csinodes, csiNode("node-1"));
+    start();
+    queued_.insert("demo");
+    drain();
+    Json ds = *api_.findNamed(r::daemonsets, "demo-node");
+    ASSERT_EQ(ds["metadata"]["annotations"].value("csiop.dev/rendered-by", ""), "1.0");
+    rendered = registrarOf(ds);
+    for (Json& c : ds["spec"]["template"]["spec"]["containers"]) {
+      if (c.value("name", "") == "node-driver-registrar") {
+        c["image"] = "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.16.0";
+      }
+    }
+    api_.put(r::daemonsets, std::move(ds));
+    awaitCached(*caches_.child("DaemonSet"), r::daemonsets, dsNamespace(), "demo-node");
+    drain(); // operator 1.0 puts its own edit back: a drift
+    ASSERT_EQ(registrar(), rendered);
+    // Operator 1.0's rendering, as left: the older image.
+    ds = *api_.findNamed(r::daemonsets, "demo-node");
+    for (Json& c : ds["spec"]["template"]["spec"]["containers"]) {
+      if (c.value("name", "") == "node-driver-registrar") {
+        c["image"] = "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.16.0";
+      }
+    }
+    api_.put(r::daemonsets, std::move(ds));
+    awaitCached(*caches_.child("DaemonSet"), r::daemonsets, dsNamespace(), "demo-node");
+    reconciler_.setOperatorVersion("2.0"); // the operator upgrade
+    queued_.insert("demo");
+  }
+
+  void annotate(const std::string& key, const std::string& value) {
+    Json dd = *api_.find(r::driverdeployments, "", "demo");
+    dd["metadata"]["annotations"][key] = value;
+    api_.put(r::driverdeployments, std::move(dd));
+    awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+  }
+
+  Json workloadStatus() const {
+    const Json* dd = api_.find(r::driverdeployments, "", "demo");
+    return (*dd)["status"].value("workloads", Json::array()).at(0);
+  }
+
+  int dsWrites() const {
+    return api_.count("PATCH", "/daemonsets") + api_.count("PUT", "/daemonsets") +
+           api_.count("POST", "/daemonsets");
+  }
+
+  std::string rendered;
+};
+
+TEST_F(OperatorUpdateTest, ManualHoldsTheOperatorsChangeUntilItsVersionIsApproved) {
+  writtenByAnEarlierOperator();
+  const int writes = dsWrites();
+  drain();
+  EXPECT_EQ(dsWrites(), writes) << "the held DaemonSet was written";
+  EXPECT_EQ(registrar(), "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.16.0");
+  const std::string held = condition("OperatorUpdateHeld");
+  EXPECT_EQ(held.rfind("True Held: operator 2.0 would change what the spec did not: DaemonSet ", 0),
+            0u)
+      << held;
+  EXPECT_NE(held.find("(rendered by 1.0): container node-driver-registrar: image "
+                      "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.16.0 -> " +
+                      rendered),
+            std::string::npos)
+      << held;
+  EXPECT_NE(held.find("annotate the DriverDeployment csiop.dev/approve-operator-update=2.0"),
+            std::string::npos)
+      << held;
+  EXPECT_TRUE(recorded("OperatorUpdateHeld"));
+  EXPECT_EQ(workloadStatus().value("renderedBy", ""), "1.0");
+  EXPECT_EQ(workloadStatus().value("held", false), true);
+
+  // Approving another version approves nothing.
+  annotate("csiop.dev/approve-operator-update", "1.9");
+  drain();
+  EXPECT_EQ(dsWrites(), writes);
+  annotate("csiop.dev/approve-operator-update", "2.0");
+  drain();
+  EXPECT_EQ(dsWrites(), writes + 1);
+  EXPECT_EQ(registrar(), rendered);
+  EXPECT_EQ(condition("OperatorUpdateHeld").rfind("False NoneHeld", 0), 0u)
+      << condition("OperatorUpdateHeld");
+  EXPECT_EQ(workloadStatus().value("renderedBy", ""), "2.0");
+  EXPECT_FALSE(workloadStatus().contains("held"));
+}
+
+TEST_F(OperatorUpdateTest, AChangeOfTheSpecGoesThroughWithTheOperatorsAndAnUnrelatedOneDoesNot) {
+  writtenByAnEarlierOperator();
+  drain();
+  ASSERT_EQ(condition("OperatorUpdateHeld").rfind("True Held", 0), 0u);
+  const int writes = dsWrites();
+  // A StorageClass: nothing the node plugin is rendered from.
+  editSpec([](Json& spec) { spec["storageClasses"] = {{{"name", "fast"}}}; });
+  drain();
+  EXPECT_EQ(dsWrites(), writes);
+  EXPECT_EQ(condition("OperatorUpdateHeld").rfind("True Held", 0), 0u);
+  // The driver's arguments: the admin's change, applied as this operator renders it.
+  editSpec([](Json& spec) { spec["driver"]["args"] = {"--v=5"}; });
+  drain();
+  EXPECT_EQ(dsWrites(), writes + 1);
+  EXPECT_EQ(registrar(), rendered);
+  EXPECT_EQ(condition("OperatorUpdateHeld").rfind("False NoneHeld", 0), 0u);
+  EXPECT_EQ(workloadStatus().value("specGeneration", 0), 3);
+}
+
+TEST_F(OperatorUpdateTest, AutomaticAppliesTheOperatorsChangeAtOnce) {
+  Json dd = driverDeployment();
+  dd["spec"]["operatorUpdates"] = "Automatic";
+  writtenByAnEarlierOperator(std::move(dd));
+  drain();
+  EXPECT_EQ(registrar(), rendered);
+  EXPECT_EQ(condition("OperatorUpdateHeld"), "<no OperatorUpdateHeld condition>");
+  EXPECT_EQ(workloadStatus().value("renderedBy", ""), "2.0");
+}
+
+TEST_F(OperatorUpdateTest, ANewGenerationOrOperatorAloneRewritesNoWorkload) {
+  reconciler_.setOperatorVersion("1.0");
+  converge();
+  const int writes = dsWrites();
+  editSpec([](Json& spec) { spec["storageClasses"] = {{{"name", "fast"}}}; });
+  drain();
+  reconciler_.setOperatorVersion("2.0");
+  queued_.insert("demo");
+  drain();
+  EXPECT_EQ(dsWrites(), writes);
+  EXPECT_EQ(workloadStatus().value("renderedBy", ""), "1.0");
+  EXPECT_EQ(workloadStatus().value("specGeneration", 0), 1);
+}
+
 // A StorageClass the spec no longer lists is deleted; a copy another client made of it (labels,
 // owner reference and all) is not the operator's and stays.
 TEST_F(ReconcilerTest, AStorageClassDroppedFromTheSpecIsPrunedAndAnotherClientsCopyStays) {
@@ -703,7 +849,8 @@ protected:
   static Json verifiedDriverDeployment() {
     Json dd = driverDeployment();
     dd["spec"]["node"].erase("updateStrategy");
-    dd["spec"]["rollout"] = {{"type", "Verified"}, {"soakSeconds", 0}};
+    // The gates' tests replace pods at once; PrePullTest pulls the images first.
+    dd["spec"]["rollout"] = {{"type", "Verified"}, {"soakSeconds", 0}, {"prePullImages", false}};
     return dd;
   }
 
@@ -884,6 +1031,116 @@ TEST_F(VerifiedRolloutTest, ACanaryThatCrashLoopsIsRolledBackAndNoOtherNodeChang
 // spec.rollout.smokeVolume: once the canary is Ready and registered, a claim and a pod pinned to
 // it (the test the operator's image runs); the canary passes when the pod succeeds, and a failed
 // stage rolls it back, named; no smoke object is left either way.
+// spec.rollout.prePullImages: a node's plugin pod goes once a pre-pull pod on that node has the
+// new revision's images (the test plays its kubelet).
+class PrePullTest : public VerifiedRolloutTest {
+protected:
+  void convergeWithPrePulls() {
+    convergeOnThreeNodes();
+    editSpec([](Json& spec) { spec["rollout"]["prePullImages"] = true; });
+    drain();
+  }
+
+  const Json* prePull(const std::string& node) const {
+    return api_.find(r::pods, dsNamespace(), prePullName("demo", node, "r2"));
+  }
+
+  // The kubelet of the pre-pull pod's node: every container's image pulled and its command not
+  // found (StartError), or the first image refused with `reason`.
+  void kubelet(const std::string& node, const std::string& reason = "") {
+    Json pod = *prePull(node);
+    Json statuses = Json::array();
+    for (const Json& c : pod["spec"]["containers"]) {
+      Json state = {{"terminated", {{"reason", "StartError"}, {"exitCode", 128}}}};
+      if (!reason.empty() && statuses.empty()) {
+        state = {{"waiting", {{"reason", reason}, {"message", "no such image"}}}};
+      }
+      statuses.push_back({{"name", c["name"]}, {"image", c["image"]}, {"state", state}});
+    }
+    pod["status"] = {{"phase", reason.empty() ? "Failed" : "Pending"},
+                     {"containerStatuses", statuses}};
+    api_.put(r::pods, std::move(pod));
+  }
+
+  std::string waitingReason(const std::string& node) const {
+    const Json* dd = api_.find(r::driverdeployments, "", "demo");
+    for (const Json& w : (*dd)["status"]["nodes"].value("waiting", Json::array())) {
+      if (w.value("node", "") == node) {
+        return w.value("reason", "") + ": " + w.value("message", "");
+      }
+    }
+    return "";
+  }
+};
+
+TEST_F(PrePullTest, TheCanarysPluginGoesOnceTheNewImagesAreOnItsNode) {
+  convergeWithPrePulls();
+  newImage();
+  pass();
+  ASSERT_NE(prePull("node-1"), nullptr) << "a pre-pull pod on the canary";
+  EXPECT_EQ(prePull("node-2"), nullptr) << "only where a plugin is about to go";
+  EXPECT_TRUE(podExists("old-node-1")) << "the old plugin stays while the images are pulled";
+  EXPECT_EQ(waitingReason("node-1").rfind("PullingImages: ", 0), 0u) << waitingReason("node-1");
+  const Json& spec = (*prePull("node-1"))["spec"];
+  EXPECT_EQ(spec["containers"][0]["image"], "example.com/driver:v2");
+  EXPECT_EQ(spec["containers"][0]["command"], Json({"/csi-operator-pre-pull-only"}));
+  kubelet("node-1");
+  pass();
+  EXPECT_FALSE(podExists("old-node-1")) << "pulled: the canary's plugin is replaced";
+  EXPECT_EQ(prePull("node-1"), nullptr) << "read, then deleted";
+  EXPECT_EQ(rollout().value("phase", ""), "Canary") << rollout().dump();
+}
+
+TEST_F(PrePullTest, AnImageThatCannotBePulledFailsTheGateAndTheOldPluginStays) {
+  convergeWithPrePulls();
+  newImage();
+  pass();
+  ASSERT_NE(prePull("node-1"), nullptr);
+  kubelet("node-1", "InvalidImageName");
+  pass();
+  EXPECT_TRUE(podExists("old-node-1"));
+  EXPECT_EQ(rollout().value("failedGate", ""), "ImagesPulled") << rollout().dump();
+  EXPECT_EQ(rollout().value("failedNode", ""), "node-1");
+  EXPECT_NE(rollout().value("message", "").find("InvalidImageName: no such image"),
+            std::string::npos)
+      << rollout().dump();
+  EXPECT_TRUE(recorded("RolloutFailed"));
+  pass();
+  EXPECT_EQ(prePull("node-1"), nullptr) << "no pre-pull pod is left";
+  EXPECT_TRUE(podExists("old-node-2"));
+  EXPECT_TRUE(podExists("old-node-3"));
+}
+
+TEST_F(PrePullTest, WhenVolumesUnusedReplacesANodesPluginOnceItsImagesArePulled) {
+  convergeOnThreeNodes();
+  editSpec([](Json& spec) {
+    spec["rollout"] = {{"prePullImages", true}};
+    spec["node"]["updateStrategy"] = {{"type", "WhenVolumesUnused"}};
+  });
+  drain();
+  newImage();
+  pass();
+  ASSERT_NE(prePull("node-1"), nullptr);
+  EXPECT_TRUE(podExists("old-node-1"));
+  EXPECT_EQ(waitingReason("node-1").rfind("PullingImages: ", 0), 0u) << waitingReason("node-1");
+  kubelet("node-1");
+  pass();
+  EXPECT_FALSE(podExists("old-node-1"));
+  EXPECT_EQ(prePull("node-1"), nullptr);
+  // Another node whose image cannot be pulled keeps its plugin, and says why.
+  putPod("new-node-1", "node-1", "r2");
+  pass();
+  ASSERT_NE(prePull("node-2"), nullptr);
+  kubelet("node-2", "InvalidImageName");
+  pass();
+  EXPECT_TRUE(podExists("old-node-2"));
+  EXPECT_EQ(waitingReason("node-2"),
+            "ImagePullFailed: the new images are not on the node, so its plugin stays: image "
+            "example.com/driver:v2: InvalidImageName: no such image");
+  pass();
+  EXPECT_NE(prePull("node-2"), nullptr) << "kept while it says why";
+}
+
 class SmokeVolumeTest : public VerifiedRolloutTest {
 protected:
   void SetUp() override {

@@ -34,15 +34,11 @@ std::string webhookBucketLines(std::uint64_t count) {
 }
 
 // The names, types, labels, help texts and buckets docs/reference/metrics.md documents, families
-// sorted by name and series by their labels, every one there from the start.
+// sorted by name and series by their labels, every one without labels of its own there from
+// the start.
 TEST(OperatorMetricsTest, ExposesEveryOperatorMetricFromTheStart) {
   const OperatorMetrics metrics;
   EXPECT_EQ(metrics.exposition(),
-            "# HELP csiop_api_mutating_requests_total Writes to the Kubernetes API server (create, "
-            "update, patch, apply, delete, deletecollection), whatever their outcome; flat when "
-            "nothing changes.\n"
-            "# TYPE csiop_api_mutating_requests_total counter\n"
-            "csiop_api_mutating_requests_total 0\n"
             "# HELP csiop_driverdeployments DriverDeployment objects known to the operator.\n"
             "# TYPE csiop_driverdeployments gauge\n"
             "csiop_driverdeployments 0\n"
@@ -84,12 +80,12 @@ TEST(OperatorMetricsTest, RecordsReconcilesReviewsAndApiRequests) {
   metrics.observeReconcile(ReconcileResult::Outcome::Requeue, 100);
   metrics.observeReconcile(ReconcileResult::Outcome::Done, 0.001);
   metrics.observeReview("denied", 0.0003);
-  metrics.observeApiRequest("get", 200);
-  metrics.observeApiRequest("get", 200);
-  metrics.observeApiRequest("list", 200);
-  metrics.observeApiRequest("apply", 200);
-  metrics.observeApiRequest("patch", 409);
-  metrics.observeApiRequest("delete", 0);
+  metrics.observeApiRequest("get", "pods", 200);
+  metrics.observeApiRequest("get", "pods", 200);
+  metrics.observeApiRequest("list", "nodes", 200);
+  metrics.observeApiRequest("apply", "daemonsets", 200);
+  metrics.observeApiRequest("patch", "daemonsets", 409);
+  metrics.observeApiRequest("delete", "pods", 0);
   metrics.setLeader(true);
   metrics.setDriverDeployments(2);
   metrics.setWorkqueueDepth(1);
@@ -100,7 +96,8 @@ TEST(OperatorMetricsTest, RecordsReconcilesReviewsAndApiRequests) {
                            "csiop_api_requests_total{code=\"200\",verb=\"list\"} 1\n",
                            "csiop_api_requests_total{code=\"409\",verb=\"patch\"} 1\n",
                            "csiop_api_requests_total{code=\"<error>\",verb=\"delete\"} 1\n",
-                           "csiop_api_mutating_requests_total 3\n",
+                           "csiop_api_mutating_requests_total{resource=\"daemonsets\"} 2\n",
+                           "csiop_api_mutating_requests_total{resource=\"pods\"} 1\n",
                            "csiop_leader 1\n",
                            "csiop_driverdeployments 2\n",
                            "csiop_workqueue_depth 1\n",
@@ -153,7 +150,8 @@ TEST(Docs, MetricsReferenceListsEveryFamily) {
   ASSERT_TRUE(in) << "docs/reference/metrics.md is missing";
   const std::string page{std::istreambuf_iterator<char>(in), {}};
   OperatorMetrics metrics;
-  metrics.observeApiRequest("get", 200); // the families whose series come with their labels
+  metrics.observeApiRequest("get", "pods", 200); // the families whose series come with labels
+  metrics.observeApiRequest("apply", "pods", 200);
   metrics.setCache("pods", 1, 1024);
   std::istringstream exposition(metrics.exposition());
   int families = 0;

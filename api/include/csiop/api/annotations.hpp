@@ -23,6 +23,9 @@ inline constexpr const char* kUnmanagedAnnotation = "csiop.dev/unmanaged";
 // On a DriverDeployment: a verified rollout that failed (rolled back or held) is tried again
 // once for each new value (any value: a counter or a time).
 inline constexpr const char* kRetryRolloutAnnotation = "csiop.dev/retry-rollout";
+// On a DriverDeployment (spec.operatorUpdates Manual): the version of the running operator
+// approves the change it holds to the workloads, once (a later operator's change is held again).
+inline constexpr const char* kApproveOperatorUpdateAnnotation = "csiop.dev/approve-operator-update";
 
 // Written by the operator on every object it renders: the owning DriverDeployment's name (the
 // label that finds them all), and on the cluster-scoped CSIDriver its uid (which an owner
@@ -30,6 +33,12 @@ inline constexpr const char* kRetryRolloutAnnotation = "csiop.dev/retry-rollout"
 inline constexpr const char* kOwnerLabel = "csiop.dev/driverdeployment";
 inline constexpr const char* kOwnerUidAnnotation = "csiop.dev/owner-uid";
 inline constexpr const char* kManagedBy = "csi-operator"; // app.kubernetes.io/managed-by
+// On each workload, written with it: the DriverDeployment's generation and a digest of the
+// parts of its spec that workloads are rendered from, and the version of the operator that
+// rendered it. Together they tell a change of the spec from one of the operator.
+inline constexpr const char* kSpecGenerationAnnotation = "csiop.dev/spec-generation";
+inline constexpr const char* kSpecDigestAnnotation = "csiop.dev/spec-digest";
+inline constexpr const char* kRenderedByAnnotation = "csiop.dev/rendered-by";
 
 // A yes/no annotation as the project reads it: absent or "false" is No, "true" is Yes; anything
 // else is Invalid (reported; each user of it says which way it then errs, always the one that

@@ -20,6 +20,7 @@ inline constexpr const char* kPullPolicy = "IfNotPresent";
 inline constexpr const char* kDriverContainerName = "csi-driver";
 inline constexpr const char* kFsGroupPolicy = "ReadWriteOnceWithFSType";
 inline constexpr const char* kDeletionPolicy = "Delete";
+inline constexpr const char* kOperatorUpdates = "Manual";
 // spec.rollout: see docs/how-to/rollouts.md for why these are the defaults.
 inline constexpr const char* kRolloutVerified = "Verified";
 inline constexpr const char* kRolloutUnverified = "Unverified";
@@ -256,6 +257,7 @@ struct EffectiveRollout {
     std::string fsType;
   };
   std::optional<SmokeVolume> smokeVolume;
+  bool prePullImages = true;
 };
 
 struct Effective {
@@ -283,6 +285,7 @@ struct Effective {
   std::string deletionPolicy;
   bool paused = false;
   EffectiveRollout rollout;
+  bool operatorUpdatesAutomatic = false; // spec.operatorUpdates: Manual by default
 
   // A controller Deployment or StatefulSet is rendered (spec.controller with placement Workload).
   [[nodiscard]] bool hasControllerWorkload() const {

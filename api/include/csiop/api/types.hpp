@@ -597,6 +597,9 @@ struct RolloutSpec {
   std::optional<std::string> onFailure;          // Rollback | Hold
   std::optional<bool> paused;                    // true: no node changes until false
   std::optional<RolloutSmokeVolume> smokeVolume; // absent: the pod and registration gates only
+  // true (default): a node plugin pod the operator replaces goes once the new images are on its
+  // node (a short-lived pod pulls them first).
+  std::optional<bool> prePullImages;
 
   template <class V> void fields(V&& v) {
     v("type", type);
@@ -608,6 +611,7 @@ struct RolloutSpec {
     v("onFailure", onFailure);
     v("paused", paused);
     v("smokeVolume", smokeVolume);
+    v("prePullImages", prePullImages);
   }
 };
 
@@ -626,6 +630,10 @@ struct DriverDeploymentSpec {
   std::optional<std::string> deletionPolicy; // Delete | Orphan
   std::optional<bool> paused;                // true: the operator writes nothing for it
   std::optional<RolloutSpec> rollout;        // how a changed node plugin reaches the nodes
+  // What a change of the workloads that comes from the operator, not from this spec (a new
+  // operator's default images, a changed default, a renderer fix), does: Manual (held until an
+  // annotation approves it) | Automatic (rolled out like a change of the spec).
+  std::optional<std::string> operatorUpdates;
   std::optional<std::vector<ConfigMapSpec>> configMaps;
   std::optional<std::vector<ServiceSpec>> services;
   std::optional<std::vector<VolumeSnapshotClassSpec>> volumeSnapshotClasses;
@@ -649,6 +657,7 @@ struct DriverDeploymentSpec {
     v("deletionPolicy", deletionPolicy);
     v("paused", paused);
     v("rollout", rollout);
+    v("operatorUpdates", operatorUpdates);
     v("configMaps", configMaps);
     v("services", services);
     v("volumeSnapshotClasses", volumeSnapshotClasses);
@@ -730,6 +739,25 @@ struct UnmanagedObject {
   }
 };
 
+// A workload (DaemonSet, Deployment, StatefulSet) as the operator last wrote it: the spec's
+// generation and the operator that rendered it, and whether this operator holds a change of its
+// own to it (spec.operatorUpdates Manual).
+struct WorkloadRendering {
+  std::string kind;
+  std::string name;
+  std::optional<std::int64_t> specGeneration; // absent: written before the operator recorded it
+  std::optional<std::string> renderedBy;      // the operator's version
+  std::optional<bool> held;
+
+  template <class V> void fields(V&& v) {
+    v("kind", kind);
+    v("name", name);
+    v("specGeneration", specGeneration);
+    v("renderedBy", renderedBy);
+    v("held", held);
+  }
+};
+
 // The verified rollout of one node plugin DaemonSet, as far as it has come (the operator's
 // memory of it between passes).
 struct RolloutStatus {
@@ -787,6 +815,7 @@ struct DriverDeploymentStatus {
   std::optional<ControllerStatus> controller;
   std::optional<std::vector<UnmanagedObject>> unmanaged;
   std::optional<RolloutsStatus> rollout;
+  std::optional<std::vector<WorkloadRendering>> workloads;
 
   template <class V> void fields(V&& v) {
     v("observedGeneration", observedGeneration);
@@ -794,6 +823,7 @@ struct DriverDeploymentStatus {
     v("nodes", nodes);
     v("controller", controller);
     v("rollout", rollout);
+    v("workloads", workloads);
     v("unmanaged", unmanaged);
   }
 };

@@ -104,6 +104,9 @@ asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
       noteUnmanaged(*live, observed);
       continue;
     }
+    if (run.heldWorkloads.contains(keyOf(*desired).str())) {
+      continue; // the operator's own change, held (holdOperatorUpdates)
+    }
     if (const std::string account = foreignAccountOf(run, *desired); !account.empty()) {
       // Its pods would run as someone else's ServiceAccount, with whatever that one may do.
       run.addError(ErrorLine{keyOf(*desired).str() + " not applied: its pods would run as " +

@@ -51,10 +51,47 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   input.unavailable = dsStatus.value("numberUnavailable", 0);
   const NodeRolloutPlan plan = planNodeRollout(input);
 
-  co_await replacePluginPods(run, plan.replace);
+  // spec.rollout.prePullImages: a pod the plan replaces goes once the new images are on its
+  // node; a node whose pull failed keeps its plugin (and its pre-pull pod, which says why,
+  // until it is deleted or the revision changes).
+  std::vector<Replacement> now;
+  std::vector<NodeWait> pulling;
+  if (effective.rollout.prePullImages && plan.outdated > 0) {
+    const Json podTemplate = api::member(api::member(cachedDs->whole(), "spec"), "template");
+    const std::string revision = input.currentHash;
+    const PrePulls prePulls = co_await readPrePulls(run, revision);
+    std::set<std::string> nodes;
+    for (const Replacement& r : plan.replace) {
+      const auto it = prePulls.results.find(r.node);
+      const PrePullResult images = it == prePulls.results.end() ? PrePullResult{} : it->second;
+      if (images.state == PrePullResult::State::Pulled) {
+        now.push_back(r);
+        continue;
+      }
+      nodes.insert(r.node);
+      const bool failed = images.state == PrePullResult::State::Failed;
+      pulling.push_back(
+          {r.node, failed ? "ImagePullFailed" : "PullingImages",
+           (failed ? "the new images are not on the node, so its plugin stays: "
+                   : "pulling the new images on the node before its plugin is replaced") +
+               (images.message.empty() || failed ? images.message : ": " + images.message)});
+    }
+    co_await syncPrePulls(run, prePulls, nodes, revision, podTemplate);
+  } else {
+    now = plan.replace;
+    co_await endPrePulls(run);
+  }
+  co_await replacePluginPods(run, now);
   std::set<std::string>& waiting = waitingNodes_[effective.name];
   waiting.clear();
   Observed::NodeUpdate update{plan.updated, plan.outdated, {}};
+  for (const NodeWait& wait : pulling) {
+    waiting.insert(wait.node);
+    update.waiting.push_back(api::NodeWaiting{wait.node, wait.reason, wait.message});
+  }
+  if (!pulling.empty()) {
+    run.requeueAfter(requeue::kRolloutCheck); // a pull's progress comes with no event
+  }
   for (const NodeWait& wait : plan.waiting) {
     waiting.insert(wait.node);
     update.waiting.push_back(api::NodeWaiting{wait.node, wait.reason, wait.message});

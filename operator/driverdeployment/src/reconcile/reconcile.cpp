@@ -33,18 +33,19 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
     const char* name;
   };
   static constexpr NamedStep kSteps[] = {
-      {&Reconciler::holdWhilePaused, "pause"},            // pause.cpp
-      {&Reconciler::finalizeUnlessBlocked, "finalize"},   // finalizer.cpp
-      {&Reconciler::loadSpecOrReportInvalid, "spec"},     // spec.cpp
-      {&Reconciler::computeDesired, "desired"},           // desired.cpp
-      {&Reconciler::holdFailedNodePlugins, "rollback"},   // verified_rollouts.cpp
-      {&Reconciler::checkPrerequisites, "prerequisites"}, // prerequisites.cpp
-      {&Reconciler::checkDriverName, "driverName"},       // driver_name.cpp
-      {&Reconciler::claimAlongWithIdentities, "claim"},   // below
-      {&Reconciler::applyChildren, "children"},           // children.cpp
-      {&Reconciler::prune, "prune"},                      // prune.cpp
-      {&Reconciler::rollNodePlugins, "nodePlugins"},      // node_plugins.cpp
-      {&Reconciler::reportStatus, "status"},              // status_step.cpp
+      {&Reconciler::holdWhilePaused, "pause"},               // pause.cpp
+      {&Reconciler::finalizeUnlessBlocked, "finalize"},      // finalizer.cpp
+      {&Reconciler::loadSpecOrReportInvalid, "spec"},        // spec.cpp
+      {&Reconciler::computeDesired, "desired"},              // desired.cpp
+      {&Reconciler::holdOperatorUpdates, "operatorUpdates"}, // operator_updates.cpp
+      {&Reconciler::holdFailedNodePlugins, "rollback"},      // verified_rollouts.cpp
+      {&Reconciler::checkPrerequisites, "prerequisites"},    // prerequisites.cpp
+      {&Reconciler::checkDriverName, "driverName"},          // driver_name.cpp
+      {&Reconciler::claimAlongWithIdentities, "claim"},      // below
+      {&Reconciler::applyChildren, "children"},              // children.cpp
+      {&Reconciler::prune, "prune"},                         // prune.cpp
+      {&Reconciler::rollNodePlugins, "nodePlugins"},         // node_plugins.cpp
+      {&Reconciler::reportStatus, "status"},                 // status_step.cpp
   };
   std::optional<ReconcileRun> run = takeSnapshot(name); // snapshot.cpp
   if (!run) {

@@ -60,6 +60,10 @@ struct ReconcileRun {
     requeue = requeue ? std::min(*requeue, after) : after;
   }
 
+  // holdOperatorUpdates: the workloads ("Kind ns/name") whose change is the operator's own and
+  // held (spec.operatorUpdates Manual): not applied.
+  std::set<std::string> heldWorkloads;
+
   // checkPrerequisites: the kinds of desired children whose API is not served (not applied).
   std::set<std::string> unservedKinds;
 

@@ -223,10 +223,16 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     const std::string dsUid = metadataField(cachedDs->head, "uid");
     RolloutRecord& record = rolloutRecord(run, set.daemonSet, set.windows);
     const bool smoke = effective.rollout.smokeVolume.has_value() && !set.windows;
+    const bool pulls = effective.rollout.prePullImages && !set.windows;
     const auto report = [&] {
       api::RolloutStatus status = statusOf(record);
-      status.gates = smoke ? std::vector<std::string>{"PodReady", "Registered", "SmokeVolume"}
-                           : std::vector<std::string>{"PodReady", "Registered"};
+      status.gates = pulls ? std::vector<std::string>{"ImagesPulled"} : std::vector<std::string>{};
+      for (const char* gate : {"PodReady", "Registered"}) {
+        status.gates->push_back(gate);
+      }
+      if (smoke) {
+        status.gates->push_back("SmokeVolume");
+      }
       (set.windows ? rollouts.windowsNode : rollouts.node) = std::move(status);
     };
     VerifiedRolloutInput input;
@@ -260,6 +266,16 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     }
     const std::int32_t nodeCount = static_cast<std::int32_t>(input.pods.size());
     input.policy = policyOf(effective.rollout, nodeCount);
+    // The pre-pull pod runs the operator's Linux security context: Windows nodes pull as their
+    // pods start.
+    input.policy.prePull = pulls;
+    const bool outdatedPods =
+        std::any_of(input.pods.begin(), input.pods.end(), [&](const PluginPod& pod) {
+          return !pod.deleting && pod.revision != input.currentRevision;
+        });
+    const bool prePull = input.policy.prePull && outdatedPods && !effective.rollout.paused;
+    const Json podTemplate =
+        prePull ? member(member(cachedDs->whole(), "spec"), "template") : Json();
     // The smoke pod runs the operator's Linux image: Windows nodes roll on the pod and
     // registration gates alone.
     input.policy.smokeVolume = smoke;
@@ -295,8 +311,19 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     if (input.policy.smokeVolume && record.phase == RolloutPhase::Canary) {
       input.smoke = co_await readSmokeTests(run, record);
     }
+    PrePulls prePulls;
+    if (prePull) {
+      prePulls = co_await readPrePulls(run, input.currentRevision);
+      input.images = prePulls.results;
+    }
     const VerifiedRolloutPlan plan = planVerifiedRollout(input);
     record = plan.record;
+    if (prePull) {
+      const std::set<std::string> nodes(plan.prePullOn.begin(), plan.prePullOn.end());
+      co_await syncPrePulls(run, prePulls, nodes, input.currentRevision, podTemplate);
+    } else if (!set.windows) {
+      co_await endPrePulls(run);
+    }
     co_await replacePluginPods(run, plan.replace);
     if (!plan.smokeOn.empty()) {
       co_await startSmokeTests(run, record, plan.smokeOn, input.smoke);
@@ -312,7 +339,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     }
     update.updated += record.updated;
     update.outdated += record.total - record.updated;
-    active = active || inProgress(record.phase) ||
+    active = active || inProgress(record.phase) || !plan.prePullOn.empty() ||
              (plan.revertTo && input.currentRevision != *plan.revertTo);
     report();
   }

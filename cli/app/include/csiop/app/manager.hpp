@@ -42,6 +42,8 @@ struct ManagerOptions {
   // it), and its pull policy. "": no smoke test can run, and one asked for fails, saying so.
   std::string smokeImage;
   std::string smokeImagePullPolicy = "IfNotPresent";
+  // Stamped on each workload it writes (spec.operatorUpdates tells its changes by it).
+  std::string operatorVersion = "unknown";
 };
 
 // Runs until SIGTERM/SIGINT (exit code 0) or a fatal error (1). Losing the

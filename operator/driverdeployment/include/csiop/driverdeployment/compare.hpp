@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <csiop/api/types.hpp>
 
@@ -24,6 +25,8 @@ bool contains(const Json& live, const Json& desired);
 
 // The first path at which `live` lacks `desired`, for logs ("" when contains()).
 std::string firstDifference(const Json& live, const Json& desired);
+// The paths at which `live` lacks `desired`, in order, at most `max` of them.
+std::vector<std::string> differences(const Json& live, const Json& desired, std::size_t max);
 
 // JSON equality regardless of object key order (the API server returns keys
 // sorted, the operator writes them in declaration order).

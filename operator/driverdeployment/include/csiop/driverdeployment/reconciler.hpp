@@ -30,6 +30,7 @@
 #include <csiop/driverdeployment/caches.hpp>
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/error_line.hpp>
+#include <csiop/driverdeployment/pre_pull.hpp>
 #include <csiop/driverdeployment/registration_clock.hpp>
 #include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/driverdeployment/status.hpp>
@@ -131,6 +132,10 @@ public:
   // The image the smoke tests of spec.rollout.smokeVolume run in (the operator's own; "": none,
   // and a smoke test fails at its Start stage, saying so), and its pull policy.
   void setSmokeImage(std::string image, std::string pullPolicy);
+  // The version of the running operator, stamped on each workload it writes (operator_update.hpp:
+  // a workload written by another version differs from this one's rendering by that version's
+  // change, not the spec's).
+  void setOperatorVersion(std::string version) { operatorVersion_ = std::move(version); }
 
 private:
   // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
@@ -159,6 +164,10 @@ private:
   // desired.cpp: render, and the content hashes of the ConfigMaps and Secrets the workloads
   // reference (their pods roll when one changes).
   boost::asio::awaitable<StepResult> computeDesired(ReconcileRun& run);
+  // operator_updates.cpp: stamps each workload (spec generation and digest, operator version);
+  // a workload whose difference from the running one is the operator's own change is held
+  // (not applied) under spec.operatorUpdates Manual until approved.
+  boost::asio::awaitable<StepResult> holdOperatorUpdates(ReconcileRun& run);
   // verified_rollouts.cpp: spec.rollout type Verified: a node plugin DaemonSet whose desired
   // template failed its rollout carries the previous revision's template instead (a rollback);
   // a csiop.dev/retry-rollout value not seen before starts the rollout over.
@@ -219,6 +228,15 @@ private:
   boost::asio::awaitable<bool> sweepSmokeTests(ReconcileRun& run,
                                                const std::set<std::string>& keep);
   boost::asio::awaitable<void> endSmokeTests(ReconcileRun& run, bool asked);
+  // pre_pulls.cpp: spec.rollout.prePullImages. The DriverDeployment's pre-pull pods (one LIST),
+  // with what those of `revision` say; creating those of `nodes` that are missing and deleting
+  // every other one; once no rollout needs them, deleting any it made.
+  boost::asio::awaitable<PrePulls> readPrePulls(ReconcileRun& run, const std::string& revision);
+  boost::asio::awaitable<void> syncPrePulls(ReconcileRun& run, const PrePulls& seen,
+                                            const std::set<std::string>& nodes,
+                                            const std::string& revision,
+                                            const api::Json& podTemplate);
+  boost::asio::awaitable<void> endPrePulls(ReconcileRun& run);
   // The rollout record of `daemonSet`: kept in memory, else from the previous status.
   RolloutRecord& rolloutRecord(ReconcileRun& run, const std::string& daemonSet, bool windows);
   // status_step.cpp: the only writer of the status: what the run's outcome says (paused, an
@@ -328,9 +346,12 @@ private:
   // The image (and pull policy) of the smoke tests' pods: the operator's own (--smoke-image).
   std::string smokeImage_;
   std::string smokePullPolicy_;
+  std::string operatorVersion_ = "unknown";
   // DriverDeployment -> the revision whose smoke tests' leftovers were swept ("": every smoke
   // object is gone); absent: not known since the operator started.
   std::map<std::string, std::string> smokeSwept_;
+  // DriverDeployments whose pre-pull pods this operator made and may not all be deleted yet.
+  std::set<std::string> prePullsLeft_;
   // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
   // (only those being deleted if `deletingOnly`).
   void waitingOn(const std::string& node, std::vector<std::string>& out) const;

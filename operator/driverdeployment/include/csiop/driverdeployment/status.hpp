@@ -20,6 +20,7 @@ inline constexpr const char* kCSIDriverRecreated = "CSIDriverRecreated";
 inline constexpr const char* kPaused = "Paused";
 inline constexpr const char* kDeletionBlocked = "DeletionBlocked";
 inline constexpr const char* kRolloutFailed = "RolloutFailed";
+inline constexpr const char* kOperatorUpdateHeld = "OperatorUpdateHeld";
 } // namespace condition
 
 // What a reconcile found.
@@ -71,6 +72,11 @@ struct Observed {
   std::vector<std::string> configProblems;
   // APIs and PriorityClasses the driver needs that the cluster lacks (one line each).
   std::vector<std::string> missingPrerequisites;
+  // Each workload as last written (status.workloads).
+  std::vector<api::WorkloadRendering> workloads;
+  // spec.operatorUpdates Manual: what the running operator would change in the workloads on its
+  // own account, and holds (the condition's message); unset when nothing is held.
+  std::optional<std::string> operatorUpdateHeld;
 };
 
 // A new status from the observation, carrying over lastTransitionTime of

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include <csiop/driverdeployment/node_rollout.hpp>
+#include <csiop/driverdeployment/pre_pull.hpp>
 
 namespace csiop::driverdeployment {
 
@@ -55,6 +56,7 @@ struct RolloutPolicy {
   std::chrono::seconds progressDeadline{600}; // a batch, to Ready and registered
   bool rollBack = true;                       // on a failed gate (false: hold)
   bool smokeVolume = false;                   // the SmokeVolume gate applies
+  bool prePull = false; // a node's plugin is replaced once the new images are on it
 };
 
 // What the rollout remembers between passes (status.rollout).
@@ -70,7 +72,7 @@ struct RolloutRecord {
   std::int32_t total = 0;         // plugin pods
   // The failure that rolled back or held, kept until the template changes.
   std::string failedTemplate;
-  std::string failedGate; // PodReady, Registered, SmokeVolume, Batch
+  std::string failedGate; // ImagesPulled, PodReady, Registered, SmokeVolume, Batch
   std::string failedNode;
   std::string message;
   // Not the plan's: the csiop.dev/retry-rollout value the caller last honoured.
@@ -119,6 +121,9 @@ struct VerifiedRolloutInput {
   std::map<std::string, std::string> unsafe; // node -> why it may not be replaced now
   std::map<std::string, NodeRegistration> registration; // by node
   std::map<std::string, SmokeResult> smoke;             // by canary node
+  // policy.prePull: whether the new revision's images are on each node (pre_pull.hpp); a node
+  // absent has had none pulled yet.
+  std::map<std::string, PrePullResult> images;
 };
 
 struct RolloutEvent {
@@ -132,7 +137,10 @@ struct VerifiedRolloutPlan {
   RolloutRecord record;
   std::vector<Replacement> replace; // plugin pods to delete now
   std::vector<std::string> smokeOn; // canary nodes whose smoke test must run (start if absent)
-  bool removeSmoke = false;         // delete every smoke object of the DriverDeployment
+  // policy.prePull: nodes whose plugin is to be replaced once the new images are pulled there
+  // (start a pre-pull if there is none).
+  std::vector<std::string> prePullOn;
+  bool removeSmoke = false; // delete every smoke object of the DriverDeployment
   // Apply the template of this revision to the DaemonSet instead of the desired one (a rollback).
   std::optional<std::string> revertTo;
   std::vector<NodeWait> waiting; // sorted by node

@@ -37,8 +37,9 @@ public:
   // Kubernetes verb, lower case (get, list, watch, create, update, patch, apply, delete,
   // deletecollection). `httpStatus` <= 0 means no response (connection error) and is recorded
   // as code="<error>", as client-go does. Writes (isMutatingVerb, any outcome) also count in
-  // csiop_api_mutating_requests_total, which is flat at steady state.
-  void observeApiRequest(std::string_view verb, int httpStatus);
+  // csiop_api_mutating_requests_total{resource} (the plural, "daemonsets"), which is flat at
+  // steady state.
+  void observeApiRequest(std::string_view verb, std::string_view resource, int httpStatus);
   // csiop_workqueue_depth: WorkQueue::len().
   void setWorkqueueDepth(std::size_t keys);
   // csiop_driverdeployments: DriverDeployments in the informer cache.

@@ -1,0 +1,173 @@
+#include <csiop/driverdeployment/pre_pull.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include <csiop/api/json_access.hpp>
+#include <csiop/driverdeployment/config_hash.hpp>
+
+namespace csiop::driverdeployment {
+
+using api::Json;
+using api::member;
+using api::stringField;
+
+namespace {
+
+// Not in any image: the kubelet pulls the image, then cannot start the container.
+constexpr const char* kNoSuchCommand = "/csi-operator-pre-pull-only";
+
+// The kubelet's reasons for an image it cannot get (kubelet/images/types.go): the first two it
+// tries again (with back-off) until the pod's deadline; the others it never will.
+bool pullFailure(const std::string& reason) {
+  return reason == "ErrImagePull" || reason == "ImagePullBackOff" ||
+         reason == "RegistryUnavailable";
+}
+bool finalPullFailure(const std::string& reason) {
+  return reason == "InvalidImageName" || reason == "ErrImageNeverPull" ||
+         reason == "SignatureValidationFailed";
+}
+
+} // namespace
+
+std::string prePullName(const std::string& owner, const std::string& node,
+                        const std::string& revision) {
+  return owner.substr(0, 47) + "-pull-" + sha256Hex(node + "/" + revision).substr(0, 10);
+}
+
+std::vector<PrePullImage> prePullImages(const Json& podTemplate) {
+  std::vector<PrePullImage> out;
+  const Json& spec = member(podTemplate, "spec");
+  for (const char* list : {"initContainers", "containers"}) {
+    const Json& containers = member(spec, list);
+    if (!containers.is_array()) {
+      continue;
+    }
+    for (const Json& c : containers) {
+      const std::string image = stringField(c, "image");
+      if (image.empty() || std::any_of(out.begin(), out.end(),
+                                       [&](const PrePullImage& p) { return p.image == image; })) {
+        continue;
+      }
+      std::string policy = stringField(c, "imagePullPolicy");
+      if (policy.empty() || policy == "Always") {
+        policy = "IfNotPresent";
+      }
+      out.push_back({image, policy});
+    }
+  }
+  return out;
+}
+
+Json prePullPod(const PrePullTarget& t) {
+  Json containers = Json::array();
+  const std::vector<PrePullImage> images = prePullImages(t.podTemplate);
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    containers.push_back({{"name", "image-" + std::to_string(i)},
+                          {"image", images[i].image},
+                          {"imagePullPolicy", images[i].pullPolicy},
+                          {"command", Json::array({kNoSuchCommand})},
+                          {"securityContext",
+                           {{"allowPrivilegeEscalation", false},
+                            {"readOnlyRootFilesystem", true},
+                            {"runAsNonRoot", true},
+                            {"runAsUser", 65534},
+                            {"capabilities", {{"drop", Json::array({"ALL"})}}}}},
+                          {"resources",
+                           {{"requests", {{"cpu", "1m"}, {"memory", "4Mi"}}},
+                            {"limits", {{"cpu", "10m"}, {"memory", "16Mi"}}}}}});
+  }
+  Json spec{
+      {"affinity",
+       {{"nodeAffinity",
+         {{"requiredDuringSchedulingIgnoredDuringExecution",
+           {{"nodeSelectorTerms",
+             Json::array({Json{{"matchFields", Json::array({Json{{"key", "metadata.name"},
+                                                                 {"operator", "In"},
+                                                                 {"values", {t.node}}}})}}})}}}}}}},
+      {"restartPolicy", "Never"},
+      {"activeDeadlineSeconds", std::max<std::int64_t>(t.deadlineSeconds, 1)},
+      {"terminationGracePeriodSeconds", 0},
+      {"automountServiceAccountToken", false},
+      {"enableServiceLinks", false},
+      // Wherever the plugin runs (a tainted node included), as the plugin does.
+      {"tolerations", Json::array({Json{{"operator", "Exists"}}})},
+      {"securityContext", {{"seccompProfile", {{"type", "RuntimeDefault"}}}}},
+      {"containers", std::move(containers)}};
+  const Json& secrets = member(member(t.podTemplate, "spec"), "imagePullSecrets");
+  if (secrets.is_array() && !secrets.empty()) {
+    spec["imagePullSecrets"] = secrets;
+  }
+  const Json& os =
+      member(member(member(t.podTemplate, "spec"), "nodeSelector"), "kubernetes.io/os");
+  if (os.is_string()) {
+    spec["nodeSelector"] = {{"kubernetes.io/os", os}};
+  }
+  return Json{{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", prePullName(t.owner, t.node, t.revision)},
+                {"namespace", t.namespace_},
+                {"labels",
+                 {{kPrePullLabel, t.owner},
+                  {"app.kubernetes.io/managed-by", "csi-operator"},
+                  {"app.kubernetes.io/component", "pre-pull"}}},
+                {"annotations",
+                 {{kPrePullNodeAnnotation, t.node}, {kPrePullRevisionAnnotation, t.revision}}},
+                {"ownerReferences", Json::array({Json{{"apiVersion", api::kApiVersion},
+                                                      {"kind", api::kKind},
+                                                      {"name", t.owner},
+                                                      {"uid", t.ownerUid}}})}}},
+              {"spec", std::move(spec)}};
+}
+
+PrePullResult readPrePull(const Json& pod) {
+  const Json& status = member(pod, "status");
+  const Json& containers = member(pod, "spec").value("containers", Json::array());
+  const Json& statuses = member(status, "containerStatuses");
+  const std::string phase = stringField(status, "phase");
+  const bool ended = phase == "Failed" || phase == "Succeeded";
+  std::size_t pulled = 0;
+  std::string failing; // the last pull failure seen
+  for (const Json& s : statuses.is_array() ? statuses : Json::array()) {
+    const Json& state = member(s, "state");
+    const Json& waiting = member(state, "waiting");
+    const std::string reason = stringField(waiting, "reason");
+    if (pullFailure(reason) || finalPullFailure(reason)) {
+      failing = "image " + stringField(s, "image") + ": " + reason +
+                (stringField(waiting, "message").empty() ? std::string()
+                                                         : ": " + stringField(waiting, "message"));
+      if (finalPullFailure(reason) || ended) {
+        return {PrePullResult::State::Failed, failing};
+      }
+      continue;
+    }
+    // Started, or failed to start after the pull (the command that does not exist), or an
+    // image ID reported: the image is on the node.
+    if (!stringField(s, "imageID").empty() || state.contains("running") ||
+        state.contains("terminated") || reason == "RunContainerError" ||
+        reason == "CreateContainerError" || reason == "StartError") {
+      ++pulled;
+    }
+  }
+  if (!containers.empty() && pulled == containers.size()) {
+    return {PrePullResult::State::Pulled, ""};
+  }
+  if (ended) {
+    // Ended (activeDeadlineSeconds, an eviction) before every image was there.
+    const std::string why = stringField(status, "message");
+    return {PrePullResult::State::Failed,
+            "the images were not all pulled" +
+                (why.empty() ? std::string(" before the pod ended") : ": " + why)};
+  }
+  const Json& conditions = member(status, "conditions");
+  for (const Json& c : conditions.is_array() ? conditions : Json::array()) {
+    if (stringField(c, "type") == "PodScheduled" && stringField(c, "status") == "False" &&
+        stringField(c, "reason") == "Unschedulable") {
+      return {PrePullResult::State::Pending, "unschedulable: " + stringField(c, "message")};
+    }
+  }
+  return {PrePullResult::State::Pending, failing};
+}
+
+} // namespace csiop::driverdeployment
