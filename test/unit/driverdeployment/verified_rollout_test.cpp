@@ -66,6 +66,7 @@ protected:
     in.unsafe = unsafe;
     in.registration = registration;
     in.smoke = smoke;
+    in.images = images;
     VerifiedRolloutPlan plan = planVerifiedRollout(in);
     record = plan.record;
     return plan;
@@ -119,6 +120,7 @@ protected:
   std::map<std::string, std::string> unsafe;
   std::map<std::string, NodeRegistration> registration;
   std::map<std::string, SmokeResult> smoke;
+  std::map<std::string, PrePullResult> images;
 };
 
 TEST_F(VerifiedRollout, AFirstDeploymentIsCompleteWithoutReplacingAnything) {
@@ -386,6 +388,78 @@ TEST_F(VerifiedRollout, ABatchPastItsDeadlineRollsBackEveryUpdatedNode) {
   plan = run(kT0 + 672s);
   // At most a batch at a time; the failed revision's pods that are not Ready go back first.
   EXPECT_EQ(nodesOf(plan), (std::vector<std::string>{"b", "c"}));
+}
+
+TEST_F(VerifiedRollout, WithPrePullsANodesPluginGoesOnlyOnceItsImagesArePulled) {
+  policy.prePull = true;
+  settle("old");
+  current = "new";
+  digest = "t2";
+  VerifiedRolloutPlan plan = run(kT0);
+  EXPECT_TRUE(plan.replace.empty()) << "the canary's images are not pulled yet";
+  EXPECT_EQ(plan.prePullOn, std::vector<std::string>{"a"});
+  ASSERT_EQ(plan.waiting.size(), 1u);
+  EXPECT_EQ(plan.waiting[0].reason, "PullingImages");
+  // A pull the kubelet retries: still pending, with its error, and no deadline of the gate's.
+  images["a"] = {PrePullResult::State::Pending, "image x: ImagePullBackOff"};
+  plan = run(kT0 + 1000s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::Canary);
+  EXPECT_EQ(plan.waiting[0].message,
+            "pulling the new images on the node before its plugin is replaced: image x: "
+            "ImagePullBackOff");
+  images["a"] = {PrePullResult::State::Pulled, ""};
+  plan = run(kT0 + 1001s);
+  EXPECT_EQ(nodesOf(plan), std::vector<std::string>{"a"});
+  EXPECT_TRUE(plan.prePullOn.empty());
+  recreate(plan, "new", kT0 + 1002s);
+  plan = run(kT0 + 1010s); // the canary passes: the soak
+  plan = run(kT0 + 1070s); // the first batch waits for its pulls
+  EXPECT_EQ(plan.record.batch, (std::vector<std::string>{"b", "c"}));
+  EXPECT_TRUE(plan.replace.empty());
+  EXPECT_EQ(plan.prePullOn, (std::vector<std::string>{"b", "c"}));
+  images["b"] = {PrePullResult::State::Pulled, ""};
+  plan = run(kT0 + 1071s);
+  EXPECT_EQ(nodesOf(plan), std::vector<std::string>{"b"});
+  EXPECT_EQ(plan.prePullOn, std::vector<std::string>{"c"});
+}
+
+TEST_F(VerifiedRollout, AnImageThatCannotBePulledFailsTheCanaryWithoutTouchingIt) {
+  policy.prePull = true;
+  settle("old");
+  current = "new";
+  digest = "t2";
+  run(kT0);
+  images["a"] = {PrePullResult::State::Failed, "image x: ErrImageNeverPull"};
+  VerifiedRolloutPlan plan = run(kT0 + 5s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::RollingBack);
+  EXPECT_EQ(plan.record.failedGate, "ImagesPulled");
+  EXPECT_EQ(plan.record.failedNode, "a");
+  EXPECT_EQ(plan.record.message, "image x: ErrImageNeverPull");
+  EXPECT_TRUE(plan.replace.empty());
+  EXPECT_EQ(plan.revertTo, "old");
+  // The DaemonSet carries the previous template again: nothing to replace, rolled back.
+  current = "old";
+  plan = run(kT0 + 6s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::RolledBack);
+  EXPECT_TRUE(plan.replace.empty());
+}
+
+TEST_F(VerifiedRollout, ARollbackNeverWaitsForAPull) {
+  policy.prePull = true;
+  settle("old");
+  current = "new";
+  digest = "t2";
+  run(kT0);
+  images["a"] = {PrePullResult::State::Pulled, ""};
+  replaceCanary(false);
+  pods.back().crashLoop = "driver: back-off";
+  images.clear(); // nothing pulled for the previous revision
+  VerifiedRolloutPlan plan = run(kT0 + 10s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::RollingBack);
+  current = "old";
+  plan = run(kT0 + 11s);
+  EXPECT_EQ(nodesOf(plan), std::vector<std::string>{"a"});
+  EXPECT_TRUE(plan.prePullOn.empty());
 }
 
 TEST_F(VerifiedRollout, ANewerRevisionDuringTheCanaryStartsOver) {
