@@ -103,6 +103,20 @@ double OperatorProcess::writesTo(const std::string& resource) const {
   return std::max(0.0, metric("csiop_api_mutating_requests_total{resource=\"" + resource + "\"}"));
 }
 
+std::map<std::string, double> OperatorProcess::writesByResource() const {
+  std::map<std::string, double> out;
+  std::istringstream lines(metrics());
+  const std::string prefix = "csiop_api_mutating_requests_total{resource=\"";
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(prefix)) {
+      const auto end = line.find('"', prefix.size());
+      out[line.substr(prefix.size(), end - prefix.size())] =
+          std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return out;
+}
+
 void registerDriverOnNodes(const std::string& driver) {
   const Json nodes = kubectlJson({"get", "nodes"});
   for (const auto& n : nodes["items"]) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,8 @@ public:
   double mutatingRequests() const { return metricSum("csiop_api_mutating_requests_total"); }
   // Writes to one resource (the plural), 0 before the first.
   double writesTo(const std::string& resource) const;
+  // Writes by resource, as the operator counted them so far.
+  std::map<std::string, double> writesByResource() const;
   // Waits until the operator has written nothing for `quiet` (what earlier steps set off, a
   // finalizer's deletes or their Events, is done), at most `timeout`: whether it got there.
   bool waitForNoWrites(std::chrono::milliseconds quiet, std::chrono::milliseconds timeout) const;

@@ -5,6 +5,7 @@
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/config_hash.hpp>
+#include <csiop/driverdeployment/node_pinned_pod.hpp>
 
 namespace csiop::driverdeployment {
 
@@ -77,23 +78,9 @@ Json prePullPod(const PrePullTarget& t) {
                            {{"requests", {{"cpu", "1m"}, {"memory", "4Mi"}}},
                             {"limits", {{"cpu", "10m"}, {"memory", "16Mi"}}}}}});
   }
-  Json spec{
-      {"affinity",
-       {{"nodeAffinity",
-         {{"requiredDuringSchedulingIgnoredDuringExecution",
-           {{"nodeSelectorTerms",
-             Json::array({Json{{"matchFields", Json::array({Json{{"key", "metadata.name"},
-                                                                 {"operator", "In"},
-                                                                 {"values", {t.node}}}})}}})}}}}}}},
-      {"restartPolicy", "Never"},
-      {"activeDeadlineSeconds", std::max<std::int64_t>(t.deadlineSeconds, 1)},
-      {"terminationGracePeriodSeconds", 0},
-      {"automountServiceAccountToken", false},
-      {"enableServiceLinks", false},
-      // Wherever the plugin runs (a tainted node included), as the plugin does.
-      {"tolerations", Json::array({Json{{"operator", "Exists"}}})},
-      {"securityContext", {{"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-      {"containers", std::move(containers)}};
+  // Wherever the plugin runs (a tainted node included), as the plugin does.
+  Json spec = nodePinnedPodSpec(t.node, t.deadlineSeconds, 0);
+  spec["containers"] = std::move(containers);
   const Json& secrets = member(member(t.podTemplate, "spec"), "imagePullSecrets");
   if (secrets.is_array() && !secrets.empty()) {
     spec["imagePullSecrets"] = secrets;

@@ -4,6 +4,7 @@
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/config_hash.hpp>
+#include <csiop/driverdeployment/node_pinned_pod.hpp>
 
 namespace csiop::driverdeployment {
 
@@ -178,32 +179,13 @@ Json smokePod(const SmokeTarget& t) {
        {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
       {"terminationMessagePolicy", "File"},
       {"volumeMounts", Json::array({Json{{"name", kVolume}, {"mountPath", kSmokeMountPath}}})}};
+  // The canary may be tainted (a driver's start-up taint among them): the test runs there all
+  // the same, as the node plugin does.
+  Json spec = nodePinnedPodSpec(t.node, t.deadlineSeconds, 5);
+  spec["containers"] = Json::array({std::move(container)});
+  spec["volumes"] = Json::array({std::move(volume)});
   return Json{
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata", metadata(t)},
-      {"spec",
-       {// Scheduled to the node rather than bound to it (nodeName): the scheduler selects the
-        // node for a WaitForFirstConsumer claim, and says why the pod cannot go there.
-        {"affinity",
-         {{"nodeAffinity",
-           {{"requiredDuringSchedulingIgnoredDuringExecution",
-             {{"nodeSelectorTerms",
-               Json::array({Json{{"matchFields",
-                                  Json::array({Json{{"key", "metadata.name"},
-                                                    {"operator", "In"},
-                                                    {"values", Json::array({t.node})}}})}}})}}}}}}},
-        {"restartPolicy", "Never"},
-        {"activeDeadlineSeconds", std::max<std::int64_t>(t.deadlineSeconds, 1)},
-        {"terminationGracePeriodSeconds", 5},
-        {"automountServiceAccountToken", false},
-        {"enableServiceLinks", false},
-        // The canary may be tainted (a driver's start-up taint among them): the test must run
-        // there all the same, as the node plugin does.
-        {"tolerations", Json::array({Json{{"operator", "Exists"}}})},
-        {"securityContext", {{"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-        {"containers", Json::array({std::move(container)})},
-        {"volumes", Json::array({std::move(volume)})}}}};
+      {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata(t)}, {"spec", std::move(spec)}};
 }
 
 SmokeResult readSmoke(const SmokeObserved& o) {

@@ -86,18 +86,21 @@ TEST(OperatorMetricsTest, RecordsReconcilesReviewsAndApiRequests) {
   metrics.observeApiRequest("apply", "daemonsets", 200);
   metrics.observeApiRequest("patch", "daemonsets", 409);
   metrics.observeApiRequest("delete", "pods", 0);
+  metrics.observeApiRequest("create", "subjectaccessreviews", 201); // a question, not a write
   metrics.setLeader(true);
   metrics.setDriverDeployments(2);
   metrics.setWorkqueueDepth(1);
   metrics.setCache("pods", 5100, 2'500'000);
 
   const std::string text = metrics.exposition();
+  EXPECT_EQ(text.find("resource=\"subjectaccessreviews\""), std::string::npos) << text;
   for (const char* line : {"csiop_api_requests_total{code=\"200\",verb=\"get\"} 2\n",
                            "csiop_api_requests_total{code=\"200\",verb=\"list\"} 1\n",
                            "csiop_api_requests_total{code=\"409\",verb=\"patch\"} 1\n",
                            "csiop_api_requests_total{code=\"<error>\",verb=\"delete\"} 1\n",
                            "csiop_api_mutating_requests_total{resource=\"daemonsets\"} 2\n",
                            "csiop_api_mutating_requests_total{resource=\"pods\"} 1\n",
+                           "csiop_api_requests_total{code=\"201\",verb=\"create\"} 1\n",
                            "csiop_leader 1\n",
                            "csiop_driverdeployments 2\n",
                            "csiop_workqueue_depth 1\n",

@@ -36,7 +36,8 @@ public:
   // csiop_api_requests_total{verb,code}: every request to the API server; `verb` is the
   // Kubernetes verb, lower case (get, list, watch, create, update, patch, apply, delete,
   // deletecollection). `httpStatus` <= 0 means no response (connection error) and is recorded
-  // as code="<error>", as client-go does. Writes (isMutatingVerb, any outcome) also count in
+  // as code="<error>", as client-go does. Writes (isMutatingVerb, any outcome, but the creates
+  // of reviews, which store nothing: the webhook's SubjectAccessReviews) also count in
   // csiop_api_mutating_requests_total{resource} (the plural, "daemonsets"), which is flat at
   // steady state.
   void observeApiRequest(std::string_view verb, std::string_view resource, int httpStatus);
