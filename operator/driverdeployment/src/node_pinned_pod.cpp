@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <csiop/api/annotations.hpp>
+
 namespace csiop::driverdeployment {
 
 using api::Json;
@@ -21,6 +23,21 @@ Json nodePinnedPodSpec(const std::string& node, std::int64_t deadlineSeconds,
               {"enableServiceLinks", false},
               {"tolerations", Json::array({Json{{"operator", "Exists"}}})},
               {"securityContext", {{"seccompProfile", {{"type", "RuntimeDefault"}}}}}};
+}
+
+Json nodePinnedMetadata(const NodePinnedOwner& o, const std::string& name, const std::string& ns,
+                        Json annotations) {
+  return Json{{"name", name},
+              {"namespace", ns},
+              {"labels",
+               {{o.label, o.owner},
+                {"app.kubernetes.io/managed-by", api::kManagedBy},
+                {"app.kubernetes.io/component", o.component}}},
+              {"annotations", std::move(annotations)},
+              {"ownerReferences", Json::array({Json{{"apiVersion", api::kApiVersion},
+                                                    {"kind", api::kKind},
+                                                    {"name", o.owner},
+                                                    {"uid", o.ownerUid}}})}};
 }
 
 } // namespace csiop::driverdeployment

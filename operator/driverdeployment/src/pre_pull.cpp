@@ -90,22 +90,14 @@ Json prePullPod(const PrePullTarget& t) {
   if (os.is_string()) {
     spec["nodeSelector"] = {{"kubernetes.io/os", os}};
   }
-  return Json{{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata",
-               {{"name", prePullName(t.owner, t.node, t.revision)},
-                {"namespace", t.namespace_},
-                {"labels",
-                 {{kPrePullLabel, t.owner},
-                  {"app.kubernetes.io/managed-by", "csi-operator"},
-                  {"app.kubernetes.io/component", "pre-pull"}}},
-                {"annotations",
-                 {{kPrePullNodeAnnotation, t.node}, {kPrePullRevisionAnnotation, t.revision}}},
-                {"ownerReferences", Json::array({Json{{"apiVersion", api::kApiVersion},
-                                                      {"kind", api::kKind},
-                                                      {"name", t.owner},
-                                                      {"uid", t.ownerUid}}})}}},
-              {"spec", std::move(spec)}};
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", nodePinnedMetadata({t.owner, t.ownerUid, kPrePullLabel, "pre-pull"},
+                                      prePullName(t.owner, t.node, t.revision), t.namespace_,
+                                      {{kPrePullNodeAnnotation, t.node},
+                                       {kPrePullRevisionAnnotation, t.revision}})},
+      {"spec", std::move(spec)}};
 }
 
 PrePullResult readPrePull(const Json& pod) {

@@ -18,20 +18,9 @@ constexpr const char* kContainer = "smoke";
 constexpr const char* kVolume = "smoke";
 
 Json metadata(const SmokeTarget& t) {
-  return Json{
-      {"name", smokeName(t.owner, t.node, t.revision)},
-      {"namespace", t.namespace_},
-      {"labels",
-       {{kSmokeLabel, t.owner},
-        {"app.kubernetes.io/managed-by", "csi-operator"},
-        {"app.kubernetes.io/component", "smoke-volume"}}},
-      {"annotations", {{kSmokeNodeAnnotation, t.node}, {kSmokeRevisionAnnotation, t.revision}}},
-      // Removed with the DriverDeployment by the garbage collector; nothing waits for them.
-      {"ownerReferences", Json::array({Json{{"apiVersion", api::kApiVersion},
-                                            {"kind", api::kKind},
-                                            {"name", t.owner},
-                                            {"uid", t.ownerUid}}})},
-  };
+  return nodePinnedMetadata(
+      {t.owner, t.ownerUid, kSmokeLabel, "smoke-volume"}, smokeName(t.owner, t.node, t.revision),
+      t.namespace_, {{kSmokeNodeAnnotation, t.node}, {kSmokeRevisionAnnotation, t.revision}});
 }
 
 // The newest event (by lastTimestamp, then eventTime) whose reason is one of `reasons`; its

@@ -107,6 +107,14 @@ protected:
     return run(kT0 + 10s);
   }
 
+  // With pre-pulls, every node at "old", then the DaemonSet at revision "new" (template "t2").
+  void startWithPrePulls() {
+    policy.prePull = true;
+    settle("old");
+    current = "new";
+    digest = "t2";
+  }
+
   // The rollout starts at kT0; the canary's new pod is created at kT0 + 2 s.
   void replaceCanary(bool ready = true) { recreate(run(kT0), current, kT0 + 2s, ready); }
 
@@ -391,10 +399,7 @@ TEST_F(VerifiedRollout, ABatchPastItsDeadlineRollsBackEveryUpdatedNode) {
 }
 
 TEST_F(VerifiedRollout, WithPrePullsANodesPluginGoesOnlyOnceItsImagesArePulled) {
-  policy.prePull = true;
-  settle("old");
-  current = "new";
-  digest = "t2";
+  startWithPrePulls();
   VerifiedRolloutPlan plan = run(kT0);
   EXPECT_TRUE(plan.replace.empty()) << "the canary's images are not pulled yet";
   EXPECT_EQ(plan.prePullOn, std::vector<std::string>{"a"});
@@ -424,10 +429,7 @@ TEST_F(VerifiedRollout, WithPrePullsANodesPluginGoesOnlyOnceItsImagesArePulled) 
 }
 
 TEST_F(VerifiedRollout, AnImageThatCannotBePulledFailsTheCanaryWithoutTouchingIt) {
-  policy.prePull = true;
-  settle("old");
-  current = "new";
-  digest = "t2";
+  startWithPrePulls();
   run(kT0);
   images["a"] = {PrePullResult::State::Failed, "image x: ErrImageNeverPull"};
   VerifiedRolloutPlan plan = run(kT0 + 5s);
@@ -445,10 +447,7 @@ TEST_F(VerifiedRollout, AnImageThatCannotBePulledFailsTheCanaryWithoutTouchingIt
 }
 
 TEST_F(VerifiedRollout, ARollbackNeverWaitsForAPull) {
-  policy.prePull = true;
-  settle("old");
-  current = "new";
-  digest = "t2";
+  startWithPrePulls();
   run(kT0);
   images["a"] = {PrePullResult::State::Pulled, ""};
   replaceCanary(false);

@@ -6,6 +6,8 @@
 // workload written carries the stamp that tells the next operator the same.
 #include <csiop/driverdeployment/reconciler.hpp>
 
+#include <optional>
+
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/apply_waves.hpp>
@@ -86,15 +88,22 @@ asio::awaitable<StepResult> Reconciler::holdOperatorUpdates(ReconcileRun& run) {
     const RenderStamp running = stampOf(cached->head);
     Json unchanged = desired;
     setStamp(unchanged, running);
+    // The running workload parsed from the cache once, and only if needed (`cached` changes
+    // while a later step waits; the copy does not).
+    std::optional<Json> parsed;
+    const auto live = [&]() -> const Json& {
+      if (!parsed) {
+        parsed = cached->whole();
+      }
+      return *parsed;
+    };
     if (!applied_.changedSinceApplied(unchanged) &&
-        (applied_.unchangedSinceApplied(unchanged, *cached) ||
-         contains(cached->whole(), unchanged))) {
+        (applied_.unchangedSinceApplied(unchanged, *cached) || contains(live(), unchanged))) {
       desired = std::move(unchanged);
       run.observed.workloads.push_back(shown(desired, running, false));
       continue;
     }
-    const Json live = cached->whole(); // `cached` changes while a later step waits
-    const ChangeOrigin origin = changeOrigin({running, stamp, render::configHash(live),
+    const ChangeOrigin origin = changeOrigin({running, stamp, render::configHash(live()),
                                               render::configHash(desired), generationObserved});
     if (origin != ChangeOrigin::Operator || applyOperatorChanges) {
       setStamp(desired, stamp);
@@ -106,8 +115,8 @@ asio::awaitable<StepResult> Reconciler::holdOperatorUpdates(ReconcileRun& run) {
     held.push_back(key.str() + " (" +
                    (running.renderedBy.empty() ? "written by an earlier operator"
                                                : "rendered by " + running.renderedBy) +
-                   "): " + joined(describeChange(live, unchanged, kChangesShown), ", "));
-    run.observed.workloads.push_back(shown(live, running, true));
+                   "): " + joined(describeChange(live(), unchanged, kChangesShown), ", "));
+    run.observed.workloads.push_back(shown(live(), running, true));
   }
   if (held.empty()) {
     co_return std::nullopt;

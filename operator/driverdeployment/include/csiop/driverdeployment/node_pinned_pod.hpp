@@ -17,4 +17,17 @@ namespace csiop::driverdeployment {
 api::Json nodePinnedPodSpec(const std::string& node, std::int64_t deadlineSeconds,
                             std::int64_t gracePeriodSeconds);
 
+// Who such an object (the pod, a smoke test's claim) is for: labelled `label`=<owner> (the
+// label the reconciler finds them by), managed by csi-operator, of app.kubernetes.io/component
+// `component`, with `annotations`, and owned by the DriverDeployment (not as its controller: the
+// garbage collector removes them with it; nothing waits for them).
+struct NodePinnedOwner {
+  std::string owner;    // the DriverDeployment's name
+  std::string ownerUid; // and uid
+  const char* label;
+  const char* component;
+};
+api::Json nodePinnedMetadata(const NodePinnedOwner& owner, const std::string& name,
+                             const std::string& ns, api::Json annotations);
+
 } // namespace csiop::driverdeployment
