@@ -8,7 +8,7 @@
 // The kubelet has provisioned, attached and mounted the volume before the container starts; the
 // operator reads those stages from the objects. A failure exits 1 and writes "<Stage>: <why>" to
 // the termination log, which the kubelet copies into the pod's status for the operator to read;
-// success writes "ok".
+// success writes the three stages' reports there, one per line, as on stdout.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -156,16 +156,21 @@ void terminationMessage(const std::string& file, const std::string& message) {
 int runSmoke(const SmokeOptions& o, Streams& s) {
   const std::string path = o.dir + "/.csi-operator-smoke-" + o.nonce;
   const std::string content = "csi-operator smoke volume " + o.nonce + "\n";
+  std::string report;
+  const auto passed = [&](const std::string& line) {
+    s.out << line << "\n";
+    report += line + "\n";
+  };
   std::optional<StageError> failed = writeStage(o.dir, path, content);
   if (!failed) {
-    s.out << "Write: ok (" << content.size() << " bytes, synced)\n";
+    passed("Write: ok (" + std::to_string(content.size()) + " bytes, synced)");
     failed = readStage(path, content);
     if (!failed) {
-      s.out << "Read: ok\n";
+      passed("Read: ok");
     }
     // Remove what Write made even when Read failed; report the first failure.
     if (auto cleanup = cleanupStage(o.dir, path); !cleanup) {
-      s.out << "Cleanup: ok\n";
+      passed("Cleanup: ok");
     } else if (!failed) {
       failed = std::move(cleanup);
     }
@@ -176,7 +181,7 @@ int runSmoke(const SmokeOptions& o, Streams& s) {
     terminationMessage(o.terminationLog, message);
     return 1;
   }
-  terminationMessage(o.terminationLog, "ok");
+  terminationMessage(o.terminationLog, report);
   return 0;
 }
 
@@ -207,7 +212,8 @@ Command addSmokeVolume(CLI::App& app) {
       ->check(checkNonce);
   cmd->add_option(
          "--termination-log", o->terminationLog,
-         "Where to write \"ok\" or \"<Stage>: <why>\" for the pod's status (\"\": nowhere)")
+         "Where to write the stages' reports or \"<Stage>: <why>\" for the pod's status (\"\": "
+         "nowhere)")
       ->capture_default_str();
   return [o](Streams& s) { return runSmoke(*o, s); };
 }

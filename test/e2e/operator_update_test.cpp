@@ -3,17 +3,23 @@
 // default sidecar image tag ending in "-next": test/e2e/CMakeLists.txt). With
 // spec.operatorUpdates Manual (the default) the new operator writes nothing to the running
 // workloads and says what it would change; approved, it rolls that change out once. Automatic
-// rolls it out at once. A change of the spec is never held. Writes are counted from the
-// operator's own metrics (csiop_api_mutating_requests_total{resource}) and checked on the
-// objects (generation, pods' uids).
+// rolls it out at once. Both roll their node plugins out verified (spec.rollout type Verified:
+// a canary node, then the other), so "rolled out" is one verified rollout: each plugin pod
+// replaced once, through the canary's gates. A change of the spec is never held. Writes are
+// counted from the operator's own metrics (csiop_api_mutating_requests_total{resource}) and
+// checked on the objects (generation, pods' uids, the rollout's status and events). The kwok
+// nodes' plugin registration is registration_stand_in.hpp's (kwok has none).
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "harness.hpp"
 #include "operator_process.hpp"
+#include "registration_stand_in.hpp"
 
 namespace csiop::e2e {
 namespace {
@@ -27,9 +33,14 @@ std::string versionOf(const std::filesystem::path& binary) {
   return first.substr(first.find(' ') + 1);
 }
 
+// hostpathAs(name), rolled out verified with no soak. The pre-pull is off: a kwok node pulls
+// nothing, and without it the operator's only writes to pods are the plugin pods it replaces.
 std::string withSpec(const std::string& name, const std::string& extra) {
   std::string yaml = hostpathAs(name);
-  yaml.replace(yaml.find("spec:\n"), 6, "spec:\n" + extra);
+  yaml.replace(
+      yaml.find("spec:\n"), 6,
+      "spec:\n" + extra +
+          "  rollout:\n    type: Verified\n    soakSeconds: 0\n    prePullImages: false\n");
   return yaml;
 }
 
@@ -69,6 +80,32 @@ std::string condition(const std::string& dd, const std::string& type, const char
       .out;
 }
 
+std::string rolloutField(const std::string& dd, const std::string& field) {
+  return kubectl({"get", "dd", dd, "-o", "jsonpath={.status.rollout.node." + field + "}"}).out;
+}
+
+// The messages of the events of `reason` about this DriverDeployment dd (not an earlier one of
+// the name), one per occurrence.
+std::vector<std::string> eventsOf(const std::string& dd, const std::string& reason) {
+  std::vector<std::string> out;
+  const std::string uid = kubectl({"get", "dd", dd, "-o", "jsonpath={.metadata.uid}"}).out;
+  const Json events = kubectlJson({"get", "events", "-n", "default", "--field-selector",
+                                   "involvedObject.uid=" + uid + ",reason=" + reason});
+  for (const Json& e : events["items"]) {
+    for (int i = 0; i < e.value("count", 1); ++i)
+      out.push_back(e.value("message", ""));
+  }
+  return out;
+}
+
+// dd's node plugin rolled out verified to revision != `from`: complete on every node, each pod
+// at the new revision.
+bool rolledOutFrom(const std::string& dd, const std::string& from, std::string& seen) {
+  seen = kubectl({"get", "dd", dd, "-o", "jsonpath={.status.rollout.node}"}).out;
+  return rolloutField(dd, "phase") == "Complete" && rolloutField(dd, "revision") != from &&
+         rolloutField(dd, "updated") == rolloutField(dd, "total");
+}
+
 Json workloadStatus(const std::string& dd) {
   const RunResult r = kubectl({"get", "dd", dd, "-o", "jsonpath={.status.workloads[0]}"});
   return r.ok() && !r.out.empty() ? Json::parse(r.out) : Json();
@@ -78,6 +115,12 @@ class OperatorUpdate : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     applyCrds();
+    std::vector<std::string> nodes;
+    const Json listed = kubectlJson({"get", "nodes", "-l", "type=kwok"});
+    for (const Json& node : listed["items"])
+      nodes.push_back(node["metadata"]["name"]);
+    ASSERT_GE(nodes.size(), 2u) << "a canary and a batch need two nodes";
+    registration.emplace(nodes, std::set<std::string>{"held", "auto"});
     current = versionOf(operatorBinary());
     next = versionOf(CSIOP_NEXT_OPERATOR_BINARY);
     ASSERT_FALSE(current.empty());
@@ -90,6 +133,7 @@ protected:
           {"delete", "namespace", std::string("csi-") + dd, "--ignore-not-found", "--wait=false"});
     }
     op.reset();
+    registration.reset();
   }
   void TearDown() override {
     if (HasFailure() && op) {
@@ -108,13 +152,14 @@ protected:
   }
 
   static inline std::unique_ptr<OperatorProcess> op;
+  static inline std::optional<RegistrationStandIn> registration;
   static inline std::string current;
   static inline std::string next;
 };
 
 TEST_F(OperatorUpdate, ManualHoldsTheNewOperatorsChangeUntilApprovedAutomaticRollsItAtOnce) {
   ASSERT_TRUE(startOperator("update-operator.log", {}));
-  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, hostpathAs("held")).ok());
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, withSpec("held", "")).ok());
   ASSERT_TRUE(
       kubectl({"apply", "-f", "-"}, withSpec("auto", "  operatorUpdates: Automatic\n")).ok());
   for (const char* dd : {"held", "auto"}) {
@@ -125,9 +170,15 @@ TEST_F(OperatorUpdate, ManualHoldsTheNewOperatorsChangeUntilApprovedAutomaticRol
           return registrarImage(ds) == kRegistrar &&
                  ds["status"].value("numberReady", -1) ==
                      ds["status"].value("desiredNumberScheduled", -2) &&
-                 ds["status"].value("numberReady", 0) > 0;
+                 ds["status"].value("numberReady", 0) > 0 &&
+                 rolloutField(dd, "phase") == "Complete" &&
+                 kubectl({"get", "dd", dd, "-o", "jsonpath={.status.nodes.registered}"}).out ==
+                     std::to_string(ds["status"].value("numberReady", 0));
         }));
   }
+  const std::string heldRevision = rolloutField("held", "revision");
+  const std::string autoRevision = rolloutField("auto", "revision");
+  const auto autoPods = pluginPods("auto");
   EXPECT_EQ(workloadStatus("held").value("renderedBy", ""), current);
   const std::int64_t heldGeneration = daemonSet("held")["metadata"]["generation"];
   const std::int64_t autoGeneration = daemonSet("auto")["metadata"]["generation"];
@@ -135,11 +186,11 @@ TEST_F(OperatorUpdate, ManualHoldsTheNewOperatorsChangeUntilApprovedAutomaticRol
 
   // The upgrade.
   ASSERT_TRUE(startOperator("update-operator-next.log", CSIOP_NEXT_OPERATOR_BINARY));
-  EXPECT_TRUE(
-      waitFor("Automatic: the new default images are rolled out", 60s, [&](std::string& seen) {
-        seen = registrarImage(daemonSet("auto"));
-        return seen == kRegistrar + "-next";
-      }));
+  EXPECT_TRUE(waitFor("Automatic: the new default images are rolled out, verified", 90s,
+                      [&](std::string& seen) {
+                        return registrarImage(daemonSet("auto")) == kRegistrar + "-next" &&
+                               rolledOutFrom("auto", autoRevision, seen);
+                      }));
   EXPECT_TRUE(waitFor("Manual: OperatorUpdateHeld names the change", 60s, [&](std::string& seen) {
     seen = condition("held", "OperatorUpdateHeld", "message");
     return condition("held", "OperatorUpdateHeld", "status") == "True" &&
@@ -157,9 +208,17 @@ TEST_F(OperatorUpdate, ManualHoldsTheNewOperatorsChangeUntilApprovedAutomaticRol
   EXPECT_EQ(daemonSet("auto")["metadata"]["generation"], autoGeneration + 1);
   // Automatic's one change is the only write to a DaemonSet: two requests, as for any first
   // change of a workload the operator created (the fields its create set are handed over to
-  // its apply, then the apply); none to a pod.
+  // its apply, then the apply); and its rollout the only writes to pods: each of its plugin
+  // pods deleted once, none of Manual's.
   EXPECT_EQ(op->writesTo("daemonsets"), 2);
-  EXPECT_EQ(op->writesTo("pods"), 0);
+  EXPECT_EQ(op->writesTo("pods"), static_cast<double>(autoPods.size()));
+  EXPECT_EQ(eventsOf("auto", "RolloutStarted").size(), 1u);
+  EXPECT_EQ(eventsOf("auto", "CanaryPassed").size(), 1u);
+  EXPECT_EQ(eventsOf("auto", "RolloutComplete").size(), 1u);
+  for (const auto& [node, uid] : pluginPods("auto"))
+    EXPECT_NE(autoPods.at(node), uid) << node << "'s plugin pod was not replaced";
+  EXPECT_EQ(rolloutField("held", "revision"), heldRevision);
+  EXPECT_TRUE(eventsOf("held", "RolloutStarted").empty());
   const Json held = workloadStatus("held");
   EXPECT_EQ(held.value("renderedBy", ""), current) << held;
   EXPECT_TRUE(held.value("held", false)) << held;
@@ -168,13 +227,13 @@ TEST_F(OperatorUpdate, ManualHoldsTheNewOperatorsChangeUntilApprovedAutomaticRol
                                     "involvedObject.name=held,reason=OperatorUpdateHeld"});
   EXPECT_NE(events.out.find("OperatorUpdateHeld"), std::string::npos) << events;
 
-  // Approved: exactly one rollout.
+  // Approved: exactly one verified rollout.
   ASSERT_TRUE(
       kubectl({"annotate", "dd", "held", std::string("csiop.dev/approve-operator-update=") + next})
           .ok());
-  EXPECT_TRUE(waitFor("approved: the change is rolled out", 60s, [&](std::string& seen) {
-    seen = registrarImage(daemonSet("held"));
-    return seen == kRegistrar + "-next";
+  EXPECT_TRUE(waitFor("approved: the change is rolled out, verified", 90s, [&](std::string& seen) {
+    return registrarImage(daemonSet("held")) == kRegistrar + "-next" &&
+           rolledOutFrom("held", heldRevision, seen);
   }));
   EXPECT_TRUE(waitFor("OperatorUpdateHeld is False", 30s, [&](std::string& seen) {
     seen = condition("held", "OperatorUpdateHeld", "status");
@@ -183,6 +242,11 @@ TEST_F(OperatorUpdate, ManualHoldsTheNewOperatorsChangeUntilApprovedAutomaticRol
   ASSERT_TRUE(op->waitForNoWrites(3s, 60s));
   EXPECT_EQ(daemonSet("held")["metadata"]["generation"], heldGeneration + 1);
   EXPECT_EQ(op->writesTo("daemonsets"), 4);
+  EXPECT_EQ(op->writesTo("pods"), static_cast<double>(autoPods.size() + heldPods.size()));
+  EXPECT_EQ(eventsOf("held", "RolloutStarted").size(), 1u);
+  EXPECT_EQ(eventsOf("held", "RolloutComplete").size(), 1u);
+  for (const auto& [node, uid] : pluginPods("held"))
+    EXPECT_NE(heldPods.at(node), uid) << node << "'s plugin pod was not replaced";
   EXPECT_EQ(workloadStatus("held").value("renderedBy", ""), next);
 }
 

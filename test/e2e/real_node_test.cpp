@@ -1,5 +1,6 @@
 // csi-operator on a real node, with the real kubernetes-csi stack: a kubelet with containerd
-// joined to the suite's own control plane (`test/cluster/up --real-node`, no kwok nodes), the
+// joined to the suite's own control plane (`test/cluster/up --real-node`, no kwok nodes but the
+// four fake nodes one test adds for a verified rollout's batches: fake_nodes.hpp), the
 // operator installed with `helm install` and running as the chart's pods from an image built
 // from the binary under test, and examples/hostpath.yaml deploying the upstream hostpath driver
 // with the upstream sidecars (node-driver-registrar, livenessprobe, external-provisioner,
@@ -15,7 +16,8 @@
 // test/cluster/images; their IDs are checked against its IMAGE-IDS at import and here against
 // what the containers run), else the node pulls them as any cluster would. The snapshot CRDs and
 // snapshot-controller are installed by test/cluster/snapshot-controller. Stand-ins: the cluster
-// DNS (test/cluster), the busybox of the workload pods, and, for the two tests of the
+// DNS (test/cluster), the busybox of the workload pods, the plugin registration on the fake
+// nodes (fake_nodes.hpp: kwok has none), and, for the two tests of the
 // WhenVolumesUnused update strategy under a FUSE volume, the test driver of test/csi (whose FUSE
 // mount mode, a volume served by the plugin process itself, has no upstream equivalent) run as a
 // second DriverDeployment with the real sidecars.
@@ -27,11 +29,15 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "fake_nodes.hpp"
 #include "harness.hpp"
+#include "node_only_driver.hpp"
 #include "operator_process.hpp"
 #include "own_cluster.hpp"
 
@@ -1088,52 +1094,31 @@ const std::string kHostpathImage = "registry.k8s.io/sig-storage/hostpathplugin:v
 
 // The real hostpath driver, node plugin only (ephemeral inline volumes), rolled out verified:
 // the real node is the canary, and its smoke test an ephemeral inline volume of the driver; a
-// gate that fails within 40 s rolls it back. readOnlyState: the driver's state directory is
-// mounted read-only (it starts and registers, but cannot create a volume to publish).
+// gate that fails within 40 s rolls it back; the fake nodes follow two at a time. readOnlyState:
+// the driver's state directory is mounted read-only (it starts and registers, but cannot create
+// a volume to publish).
 std::string verifiedDriverManifest(const std::string& image, const std::string& extraArg,
-                                   bool readOnlyState = false) {
-  return R"(apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata:
-  name: verified
-spec:
-  driverName: )" +
-         kVerifiedDriver + R"(
-  namespace: )" +
-         kVerifiedNamespace + R"(
-  csiDriver:
-    attachRequired: false
-    podInfoOnMount: true
-    volumeLifecycleModes: [Ephemeral]
-  driver:
-    image: )" +
-         image + R"(
-    imagePullPolicy: Never
-    args:
-    - )" +
-         extraArg +
-         R"(
-    - --endpoint=$(CSI_ENDPOINT)
-    - --nodeid=$(KUBE_NODE_NAME)
-    securityContext:
-      privileged: true
-    volumes:
-    - name: csi-data-dir
-      hostPath:
-        path: /var/lib/csiop-test-verified-data
-        type: DirectoryOrCreate
-    volumeMounts:
-    - name: csi-data-dir
-      mountPath: /csi-data-dir
-      readOnly: )" +
-         (readOnlyState ? "true" : "false") + R"(
-  rollout:
-    type: Verified
+                                   bool readOnlyState = false,
+                                   const std::string& pullPolicy = "Never") {
+  return nodeOnlyDriverManifest({.name = "verified",
+                                 .driverName = kVerifiedDriver,
+                                 .namespace_ = kVerifiedNamespace,
+                                 .stateDir = "/var/lib/csiop-test-verified-data",
+                                 .image = image,
+                                 .pullPolicy = pullPolicy,
+                                 .firstArg = extraArg,
+                                 .readOnlyState = readOnlyState,
+                                 .rollout = R"(    type: Verified
+    canary:
+      nodeSelector:
+        csiop.dev/real-node: "true"
+    batchSize: 2
     soakSeconds: 0
     gateTimeoutSeconds: 40
+    progressDeadlineSeconds: 120
     smokeVolume:
       ephemeral: {}
-)";
+)"});
 }
 
 // The smoke objects of "verified" left in its namespace.
@@ -1148,11 +1133,11 @@ std::string rolloutField(const std::string& field) {
       .out;
 }
 
-// The live node plugin pod of "verified": "name revision-hash ready".
+// The live node plugin pod of "verified" on the real node: "name revision-hash ready".
 std::string verifiedPlugin() {
   const Json pods = podsOf(kVerifiedNamespace, "app.kubernetes.io/component=node-plugin");
   for (const Json& pod : pods["items"]) {
-    if (pod["metadata"].contains("deletionTimestamp"))
+    if (pod["metadata"].contains("deletionTimestamp") || pod["spec"]["nodeName"] != kNode)
       continue;
     std::string ready = "false";
     for (const Json& c : pod["status"].value("conditions", Json::array())) {
@@ -1163,6 +1148,31 @@ std::string verifiedPlugin() {
            pod["metadata"]["labels"].value("controller-revision-hash", "") + " " + ready;
   }
   return "";
+}
+
+// The node plugin pods of "verified" on the fake nodes: node -> "uid revision-hash", and the
+// pods being deleted as "deleting".
+std::map<std::string, std::string> fakeNodePlugins() {
+  std::map<std::string, std::string> out;
+  const Json pods = podsOf(kVerifiedNamespace, "app.kubernetes.io/component=node-plugin");
+  for (const Json& pod : pods["items"]) {
+    const std::string node = pod["spec"].value("nodeName", "");
+    if (node == kNode)
+      continue;
+    out[node] += (out[node].empty() ? "" : ",") +
+                 (pod["metadata"].contains("deletionTimestamp")
+                      ? std::string("deleting")
+                      : pod["metadata"].value("uid", "") + " " +
+                            pod["metadata"]["labels"].value("controller-revision-hash", ""));
+  }
+  return out;
+}
+
+std::string describe(const std::map<std::string, std::string>& pods) {
+  std::string out;
+  for (const auto& [node, pod] : pods)
+    out += node + ": " + pod + "\n";
+  return out;
 }
 
 std::string verifiedEvents(const std::string& reason) {
@@ -1190,22 +1200,36 @@ void expectRolledBack(const std::string& gate, const std::string& revision) {
   }));
 }
 
-TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
+TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgradeInBatches) {
   if (archivedImageIds().empty())
     GTEST_SKIP() << "no image archives (CSIOP_IMAGE_ARCHIVES), so no second image of the real "
                     "driver to upgrade to";
   ASSERT_NO_FATAL_FAILURE(ensureOperator());
+  // Four fake nodes beside the real one, for the batches (fake_nodes.hpp: kwok plays their
+  // kubelets, and a stand-in their plugin registration).
+  std::optional<FakeNodes> fake;
+  ASSERT_NO_THROW(fake.emplace("csiop-fake", 4));
   const std::string nameArg = "--drivername=" + kVerifiedDriver;
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, nameArg)).ok());
-  ASSERT_TRUE(
-      waitFor("verified Ready, registered, its rollout Complete", 180s, [](std::string& seen) {
-        return ddReadyAtCurrentGeneration("verified", seen) &&
-               registeredDrivers().contains(kVerifiedDriver) && rolloutField("phase") == "Complete";
-      }));
+  ASSERT_TRUE(waitFor("verified Ready, registered on the 5 nodes, its rollout Complete", 180s,
+                      [](std::string& seen) {
+                        return ddReadyAtCurrentGeneration("verified", seen) &&
+                               registeredDrivers().contains(kVerifiedDriver) &&
+                               kubectl({"get", "dd", "verified", "-o",
+                                        "jsonpath={.status.nodes.registered}"})
+                                       .out == "5" &&
+                               rolloutField("phase") == "Complete";
+                      }));
   const Json ds = kubectlJson({"get", "ds", "verified-node", "-n", kVerifiedNamespace});
   EXPECT_EQ(ds["spec"]["updateStrategy"]["type"], "OnDelete");
   const std::string first = rolloutField("revision");
   ASSERT_FALSE(first.empty());
+  // What a failed canary must leave alone: the other nodes' pods, same uid, same revision.
+  const auto others = fakeNodePlugins();
+  ASSERT_EQ(others.size(), 4u) << describe(others);
+  const auto expectOthersUntouched = [&](const std::string& step) {
+    EXPECT_EQ(fakeNodePlugins(), others) << step << ": a node other than the canary changed";
+  };
 
   // 1. An image the node does not have and may not pull (imagePullPolicy Never): the pre-pull
   //    finds it missing, the canary fails the ImagesPulled gate, and its plugin pod is never
@@ -1224,6 +1248,18 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
                .out;
     return seen.empty();
   }));
+  expectOthersUntouched("an image not on the node");
+
+  // 1b. An image whose registry cannot be reached: the pre-pull retries with back-off until its
+  //     deadline (gateTimeoutSeconds), then the canary fails ImagesPulled, its plugin untouched.
+  ASSERT_TRUE(
+      kubectl({"apply", "-f", "-"}, verifiedDriverManifest("localhost:1/csiop-test/unreachable:1",
+                                                           nameArg, false, "IfNotPresent"))
+          .ok());
+  expectRolledBack("ImagesPulled", first);
+  EXPECT_NE(rolloutField("message"), "");
+  EXPECT_EQ(verifiedPlugin(), untouched) << "the canary's plugin pod was replaced";
+  expectOthersUntouched("an unreachable registry");
 
   // 2. A flag the driver does not know (a renamed flag): the canary crash-loops.
   ASSERT_TRUE(
@@ -1239,12 +1275,14 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
   const std::string plugin = verifiedPlugin();
   std::this_thread::sleep_for(10s);
   EXPECT_EQ(verifiedPlugin(), plugin) << "the failed template was tried again";
+  expectOthersUntouched("a crash loop");
 
   // 3. A driver that runs but registers under another name: the Registered gate fails.
   ASSERT_TRUE(kubectl({"apply", "-f", "-"},
                       verifiedDriverManifest(kHostpathImage, "--drivername=other.csiop.dev"))
                   .ok());
   expectRolledBack("Registered", first);
+  expectOthersUntouched("a driver that never registers");
 
   // 4. A driver that starts and registers but cannot publish a volume (its state directory
   //    read-only): the smoke volume fails at its Mount stage, with the kubelet's message.
@@ -1259,28 +1297,206 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgrade) {
     seen = smokeObjects();
     return seen.empty();
   }));
+  expectOthersUntouched("a driver that cannot publish");
 
   // 5. A good upgrade (the real driver's second image): the canary passes every gate, the smoke
-  //    volume included, and the rollout completes.
+  //    volume included, then the fake nodes follow in two batches of two, and the rollout
+  //    completes.
   ASSERT_TRUE(
       kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kUpgradedDriverImage, nameArg)).ok());
-  EXPECT_TRUE(waitFor("the rollout completes on the new image", 240s, [&](std::string& seen) {
+  EXPECT_TRUE(waitFor("the rollout completes on the new image", 300s, [&](std::string& seen) {
     seen = kubectl({"get", "dd", "verified", "-o", "jsonpath={.status.rollout.node}"}).out;
     return rolloutField("phase") == "Complete" && rolloutField("revision") != first &&
-           registeredDrivers().contains(kVerifiedDriver);
+           rolloutField("updated") == "5" && registeredDrivers().contains(kVerifiedDriver);
   }));
+  const std::string second = rolloutField("revision");
   EXPECT_EQ(conditionField("verified", "RolloutFailed", "status"), "False");
-  EXPECT_NE(verifiedEvents("CanaryPassed"), "");
+  // Every stage of the smoke volume seen (an ephemeral inline volume: no claim to provision, no
+  // attachment).
+  const std::string canaryPassed = verifiedEvents("CanaryPassed");
+  EXPECT_NE(canaryPassed.find("the smoke volume on " + kNode +
+                              ": Mount: ok; Write: ok (51 bytes, synced); Read: ok; Cleanup: ok"),
+            std::string::npos)
+      << canaryPassed;
   EXPECT_EQ(rolloutField("gates"), R"(["ImagesPulled","PodReady","Registered","SmokeVolume"])");
+  const std::string batches = verifiedEvents("BatchStarted");
+  for (const std::string& node : fake->names())
+    EXPECT_NE(batches.find(node), std::string::npos) << node << " in no batch: " << batches;
+  EXPECT_NE(verifiedEvents("RolloutComplete"), "");
   EXPECT_TRUE(waitFor("no smoke object left", 60s, [](std::string& seen) {
     seen = smokeObjects();
     return seen.empty();
   }));
   const Json pods = podsOf(kVerifiedNamespace, "app.kubernetes.io/component=node-plugin");
-  ASSERT_EQ(pods["items"].size(), 1u);
-  EXPECT_EQ(pods["items"][0]["spec"]["containers"][0]["image"], kUpgradedDriverImage);
+  ASSERT_EQ(pods["items"].size(), 5u);
+  for (const Json& pod : pods["items"]) {
+    EXPECT_EQ(pod["spec"]["containers"][0]["image"], kUpgradedDriverImage)
+        << pod["spec"]["nodeName"];
+    EXPECT_EQ(pod["metadata"]["labels"]["controller-revision-hash"], second)
+        << pod["spec"]["nodeName"];
+  }
   deleteDd("verified");
   EXPECT_FALSE(exists({"csidriver", kVerifiedDriver}));
+}
+
+// --- A verified rollout of the controller workload --------------------------------------------
+
+const std::string kCtrlDriver = "ctrl.hostpath.csiop.dev";
+const std::string kCtrlNamespace = "csi-ctrl";
+
+// The real hostpath driver with a controller Deployment of its own (its driver container and
+// the provisioner), rolled out verified: the new controller pod template must have its replica
+// available, then provision a claim of ctrl-sc (the driver creates the volume in the controller
+// process; no pod mounts it), or it is rolled back.
+std::string controllerDriverManifest(const std::string& controllerImage,
+                                     const std::string& controllerArg) {
+  return R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: ctrl
+spec:
+  driverName: )" +
+         kCtrlDriver + R"(
+  namespace: )" +
+         kCtrlNamespace + R"(
+  csiDriver:
+    attachRequired: false
+    volumeLifecycleModes: [Persistent]
+  driver:
+    image: )" +
+         kHostpathImage + R"(
+    imagePullPolicy: Never
+    args:
+    - --drivername=)" +
+         kCtrlDriver + R"(
+    - --endpoint=$(CSI_ENDPOINT)
+    - --nodeid=$(KUBE_NODE_NAME)
+    securityContext:
+      privileged: true
+    volumes:
+    - name: csi-data-dir
+      hostPath:
+        path: /var/lib/csiop-test-ctrl-data
+        type: DirectoryOrCreate
+    volumeMounts:
+    - name: csi-data-dir
+      mountPath: /csi-data-dir
+  controller:
+    driver:
+      image: )" +
+         controllerImage + R"(
+      args:
+      - )" +
+         controllerArg + R"(
+      - --endpoint=$(CSI_ENDPOINT)
+      - --nodeid=$(KUBE_NODE_NAME)
+  storageClasses:
+  - name: ctrl-sc
+    reclaimPolicy: Delete
+    volumeBindingMode: Immediate
+  rollout:
+    type: Verified
+    canary:
+      nodeSelector:
+        csiop.dev/real-node: "true"
+    soakSeconds: 0
+    gateTimeoutSeconds: 60
+    progressDeadlineSeconds: 120
+    smokeVolume:
+      storageClassName: ctrl-sc
+      size: 1Mi
+)";
+}
+
+std::string controllerRollout(const std::string& field) {
+  return kubectl({"get", "dd", "ctrl", "-o", "jsonpath={.status.rollout.controller." + field + "}"})
+      .out;
+}
+
+// The live controller pods of "ctrl": "image args[0]" each.
+std::string controllerPods() {
+  std::string out;
+  const Json pods = podsOf(kCtrlNamespace, "app.kubernetes.io/component=controller-plugin");
+  for (const Json& pod : pods["items"]) {
+    if (pod["metadata"].contains("deletionTimestamp"))
+      continue;
+    for (const Json& c : pod["spec"]["containers"]) {
+      if (c["name"] == "csi-driver")
+        out += c.value("image", "") + " " + c["args"][0].get<std::string>() + "\n";
+    }
+  }
+  return out;
+}
+
+TEST_F(RealNode, AVerifiedControllerRolloutRollsBackACrashLoopAndProvisionsThroughAGoodOne) {
+  if (archivedImageIds().empty())
+    GTEST_SKIP() << "no image archives (CSIOP_IMAGE_ARCHIVES), so no second image of the real "
+                    "driver to upgrade to";
+  ASSERT_NO_FATAL_FAILURE(ensureOperator());
+  const std::string nameArg = "--drivername=" + kCtrlDriver;
+  ASSERT_TRUE(
+      kubectl({"apply", "-f", "-"}, controllerDriverManifest(kHostpathImage, nameArg)).ok());
+  ASSERT_TRUE(waitFor("ctrl Ready, its controller rollout Complete", 180s, [](std::string& seen) {
+    return ddReadyAtCurrentGeneration("ctrl", seen) && controllerRollout("phase") == "Complete" &&
+           !controllerRollout("revision").empty();
+  }));
+  const std::string first = controllerRollout("revision");
+  EXPECT_EQ(controllerRollout("gates"), R"(["Available","SmokeVolume"])");
+  const Json nodePods = podsOf(kCtrlNamespace, "app.kubernetes.io/component=node-plugin");
+  ASSERT_EQ(nodePods["items"].size(), 1u);
+  const std::string nodePod = nodePods["items"][0]["metadata"]["uid"];
+
+  // 1. A controller that crash-loops (a flag it does not know): the Available gate fails at
+  //    once, and the Deployment gets the previous template back.
+  ASSERT_TRUE(
+      kubectl({"apply", "-f", "-"}, controllerDriverManifest(kHostpathImage, "--no-such-flag"))
+          .ok());
+  EXPECT_TRUE(waitFor("the controller rolled back", 240s, [&](std::string& seen) {
+    seen = kubectl({"get", "dd", "ctrl", "-o", "jsonpath={.status.rollout.controller}"}).out;
+    return controllerRollout("phase") == "RolledBack" && controllerRollout("from") == first;
+  }));
+  EXPECT_EQ(controllerRollout("failedGate"), "Available");
+  EXPECT_NE(controllerRollout("message").find("crash-loops"), std::string::npos)
+      << controllerRollout("message");
+  EXPECT_EQ(conditionField("ctrl", "RolloutFailed", "status"), "True");
+  EXPECT_EQ(controllerPods(), kHostpathImage + " " + nameArg + "\n");
+  const Json deployment = kubectlJson({"get", "deploy", "ctrl-controller", "-n", kCtrlNamespace});
+  for (const Json& c : deployment["spec"]["template"]["spec"]["containers"]) {
+    if (c["name"] == "csi-driver") {
+      EXPECT_EQ(c["args"][0], nameArg) << "the Deployment carries the previous template";
+    }
+  }
+  std::this_thread::sleep_for(5s);
+  EXPECT_EQ(controllerRollout("phase"), "RolledBack") << "the failed template was tried again";
+
+  // 2. A good controller upgrade (the real driver's second image): its replica available, then
+  //    a claim of ctrl-sc provisioned through it; the claim is removed.
+  ASSERT_TRUE(
+      kubectl({"apply", "-f", "-"}, controllerDriverManifest(kUpgradedDriverImage, nameArg)).ok());
+  EXPECT_TRUE(waitFor("the controller rollout completes", 240s, [&](std::string& seen) {
+    seen = kubectl({"get", "dd", "ctrl", "-o", "jsonpath={.status.rollout.controller}"}).out;
+    return controllerRollout("phase") == "Complete" && controllerRollout("revision") != first;
+  }));
+  EXPECT_EQ(conditionField("ctrl", "RolloutFailed", "status"), "False");
+  EXPECT_EQ(controllerPods(), kUpgradedDriverImage + " " + nameArg + "\n");
+  const std::string complete = kubectl({"get", "events", "-n", "default", "--field-selector",
+                                        "involvedObject.name=ctrl,reason=RolloutComplete", "-o",
+                                        "jsonpath={.items[*].message}"})
+                                   .out;
+  EXPECT_NE(complete.find("a claim provisioned through it (Provision: ok (pvc-"), std::string::npos)
+      << complete;
+  EXPECT_TRUE(waitFor("no provision test left", 60s, [](std::string& seen) {
+    seen = kubectl({"get", "pvc", "-n", kCtrlNamespace, "-l", "csiop.dev/smoke-provision=ctrl",
+                    "-o", "name"})
+               .out;
+    return seen.empty();
+  }));
+  const Json after = podsOf(kCtrlNamespace, "app.kubernetes.io/component=node-plugin");
+  ASSERT_EQ(after["items"].size(), 1u);
+  EXPECT_EQ(after["items"][0]["metadata"]["uid"], nodePod) << "the node plugin was replaced";
+  deleteDd("ctrl");
+  EXPECT_FALSE(exists({"csidriver", kCtrlDriver}));
+  std::filesystem::remove_all("/var/lib/csiop-test-ctrl-data");
 }
 
 // --- Deletion -------------------------------------------------------------------------------

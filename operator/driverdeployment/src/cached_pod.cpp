@@ -128,6 +128,9 @@ CachedPod decodePod(const Json& pod) {
   const Json& labels = member(meta, "labels");
   out.owner = stringField(labels, api::kOwnerLabel);
   out.revisionHash = stringField(labels, "controller-revision-hash");
+  if (out.revisionHash.empty()) {
+    out.revisionHash = stringField(labels, "pod-template-hash");
+  }
   readOwners(member(meta, "ownerReferences"), out);
   const Json& spec = member(pod, "spec");
   out.nodeName = stringField(spec, "nodeName");

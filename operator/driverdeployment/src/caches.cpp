@@ -85,6 +85,7 @@ kube::FieldMask podFields() {
   // a workload's pod (CachedPod)
   m.keep({"metadata", "labels", api::kOwnerLabel})
       .keep({"metadata", "labels", "controller-revision-hash"})
+      .keep({"metadata", "labels", "pod-template-hash"})
       .keep({"spec", "nodeName"})
       .keep({"status", "phase"});
   for (const char* key : {"type", "status", "reason", "message", "lastTransitionTime"}) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/api/rfc3339.hpp>
 #include <csiop/driverdeployment/config_hash.hpp>
 #include <csiop/driverdeployment/node_pinned_pod.hpp>
 
@@ -100,7 +101,9 @@ Json prePullPod(const PrePullTarget& t) {
       {"spec", std::move(spec)}};
 }
 
-PrePullResult readPrePull(const Json& pod) {
+namespace {
+
+PrePullResult readPrePullState(const Json& pod) {
   const Json& status = member(pod, "status");
   const Json& containers = member(pod, "spec").value("containers", Json::array());
   const Json& statuses = member(status, "containerStatuses");
@@ -122,9 +125,12 @@ PrePullResult readPrePull(const Json& pod) {
       continue;
     }
     // Started, or failed to start after the pull (the command that does not exist), or an
-    // image ID reported: the image is on the node.
+    // image ID reported: the image is on the node. Not a container the kubelet marks terminated
+    // because the pod ended while it still waited (its deadline during a pull): it never ran.
+    const bool neverRan =
+        stringField(member(state, "terminated"), "reason") == "ContainerStatusUnknown";
     if (!stringField(s, "imageID").empty() || state.contains("running") ||
-        state.contains("terminated") || reason == "RunContainerError" ||
+        (state.contains("terminated") && !neverRan) || reason == "RunContainerError" ||
         reason == "CreateContainerError" || reason == "StartError") {
       ++pulled;
     }
@@ -147,6 +153,39 @@ PrePullResult readPrePull(const Json& pod) {
     }
   }
   return {PrePullResult::State::Pending, failing};
+}
+
+} // namespace
+
+PrePullResult readPrePull(const Json& pod) {
+  PrePullResult result = readPrePullState(pod);
+  result.started =
+      api::parseRfc3339OrEpoch(stringField(member(pod, "metadata"), "creationTimestamp"));
+  return result;
+}
+
+PrePullGate gateOnPrePulls(const std::vector<Replacement>& planned, const PrePulls& prePulls) {
+  PrePullGate gate;
+  for (const Replacement& r : planned) {
+    const auto it = prePulls.results.find(r.node);
+    const PrePullResult images = it == prePulls.results.end() ? PrePullResult{} : it->second;
+    if (images.state == PrePullResult::State::Pulled) {
+      gate.now.push_back(r);
+      continue;
+    }
+    gate.pull.insert(r.node);
+    if (images.state == PrePullResult::State::Failed) {
+      gate.waiting.push_back(
+          {r.node, "ImagePullFailed",
+           "the new images are not on the node, so its plugin stays: " + images.message});
+    } else {
+      gate.waiting.push_back(
+          {r.node, "PullingImages",
+           "pulling the new images on the node before its plugin is replaced" +
+               (images.message.empty() ? std::string() : ": " + images.message)});
+    }
+  }
+  return gate;
 }
 
 } // namespace csiop::driverdeployment

@@ -1,6 +1,7 @@
 #include <csiop/driverdeployment/smoke_volume.hpp>
 
 #include <algorithm>
+#include <sstream>
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/config_hash.hpp>
@@ -83,6 +84,27 @@ SmokeResult running(std::string stage, std::string message) {
 
 SmokeResult failed(std::string stage, std::string message) {
   return {SmokeResult::State::Failed, std::move(stage), std::move(message)};
+}
+
+// What a passed test went through: the stages the objects show, then the container's own
+// reports ("Write: ok (...)" and so on, one per line), joined with "; ".
+std::string passedStages(const SmokeObserved& o) {
+  std::string out;
+  if (o.claim) {
+    out += "Provision: ok (" + stringField(member(*o.claim, "spec"), "volumeName") + "); ";
+  }
+  if (o.attachment) {
+    out += "Attach: ok; ";
+  }
+  out += "Mount: ok";
+  std::istringstream report(
+      stringField(member(member(containerStatus(*o.pod), "state"), "terminated"), "message"));
+  for (std::string line; std::getline(report, line);) {
+    if (!line.empty() && line != "ok") {
+      out += "; " + line;
+    }
+  }
+  return out;
 }
 
 // A Failed pod: the container's own report ("<Stage>: why"), else the pod's reason.
@@ -185,7 +207,7 @@ SmokeResult readSmoke(const SmokeObserved& o) {
   const Json& status = member(pod, "status");
   const std::string phase = stringField(status, "phase");
   if (phase == "Succeeded") {
-    return {SmokeResult::State::Passed, "", ""};
+    return {SmokeResult::State::Passed, "", passedStages(o)};
   }
 
   // Where the test is: the first stage not done yet.
@@ -228,6 +250,49 @@ SmokeResult readSmoke(const SmokeObserved& o) {
     return podFailed(pod, stage);
   }
   return running(std::move(stage), std::move(message));
+}
+
+std::string provisionName(const std::string& owner, const std::string& templateDigest) {
+  // 63 - "-provision-" (11) - 10 hex = 42 characters of the owner's name at most.
+  std::string prefix = owner.substr(0, 42);
+  while (!prefix.empty() && (prefix.back() == '-' || prefix.back() == '.')) {
+    prefix.pop_back();
+  }
+  return prefix + "-provision-" + contentDigest(owner + "\n" + templateDigest).substr(0, 10);
+}
+
+Json provisionClaim(const ProvisionTarget& t) {
+  Json annotations = Json::object();
+  if (!t.node.empty()) {
+    annotations["volume.kubernetes.io/selected-node"] = t.node;
+  }
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "PersistentVolumeClaim"},
+      {"metadata", nodePinnedMetadata({t.owner, t.ownerUid, kProvisionLabel, "smoke-volume"},
+                                      provisionName(t.owner, t.templateDigest), t.namespace_,
+                                      std::move(annotations))},
+      {"spec",
+       {{"accessModes", Json::array({"ReadWriteOnce"})},
+        {"volumeMode", "Filesystem"},
+        {"storageClassName", t.volume.storageClassName},
+        {"resources", {{"requests", {{"storage", t.volume.size}}}}}}}};
+}
+
+SmokeResult readProvision(const std::optional<Json>& claim, const std::vector<Json>& events) {
+  if (!claim) {
+    return {};
+  }
+  if (stringField(member(*claim, "status"), "phase") == "Bound") {
+    return {SmokeResult::State::Passed, "",
+            "Provision: ok (" + stringField(member(*claim, "spec"), "volumeName") + ")"};
+  }
+  std::string message = latestEvent(events, "PersistentVolumeClaim", {"ProvisioningFailed"});
+  if (message.empty()) {
+    message = latestEvent(events, "PersistentVolumeClaim",
+                          {"ExternalProvisioning", "Provisioning", "WaitForFirstConsumer"});
+  }
+  return running("Provision", std::move(message));
 }
 
 std::string volumeAttachmentName(const std::string& volumeHandle, const std::string& driver,

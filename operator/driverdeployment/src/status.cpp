@@ -54,23 +54,42 @@ bool rolledOut(const Observed::Workload& workload) {
          workload.ready == workload.desired;
 }
 
-// RolloutFailed: True while a node plugin's verified rollout is rolling back, rolled back or
-// held after a failed gate (which gate, on which node, why); False otherwise.
+// RolloutFailed: True while a verified rollout (a node plugin's, the controller's) is rolling
+// back, rolled back or held after a failed gate (which gate, on which node, why); False
+// otherwise.
+bool failedPhase(const std::string& phase) {
+  return phase == "RollingBack" || phase == "RolledBack" || phase == "Held";
+}
+
+std::string failureMessage(const std::string& what, const std::string& gate,
+                           const std::string& message, const std::string& phase,
+                           const std::string& from) {
+  return what + " failed gate " + gate + ": " + message +
+         (phase == "Held" ? "" : " (rolled back to " + from + ")");
+}
+
 template <class Set>
 void setRolloutFailed(const api::RolloutsStatus& rollouts, std::int64_t generation, Set&& set) {
   for (const auto* r : {&rollouts.node, &rollouts.windowsNode}) {
-    if (*r &&
-        ((*r)->phase == "RollingBack" || (*r)->phase == "RolledBack" || (*r)->phase == "Held")) {
-      const api::RolloutStatus& failed = **r;
-      set(make(
-          condition::kRolloutFailed, true, failed.phase,
-          "node plugin revision " + failed.revision.value_or("") + " failed gate " +
-              failed.failedGate.value_or("") + " on node " + failed.failedNode.value_or("") + ": " +
-              failed.message.value_or("") +
-              (failed.phase == "Held" ? "" : " (rolled back to " + failed.from.value_or("") + ")"),
-          generation));
+    if (*r && failedPhase((*r)->phase)) {
+      const api::RolloutStatus& f = **r;
+      set(make(condition::kRolloutFailed, true, f.phase,
+               failureMessage("node plugin revision " + f.revision.value_or(""),
+                              f.failedGate.value_or("") + " on node " + f.failedNode.value_or(""),
+                              f.message.value_or(""), f.phase, f.from.value_or("")),
+               generation));
       return;
     }
+  }
+  if (const auto& c = rollouts.controller; c && failedPhase(c->phase)) {
+    const std::string revision = c->revision.value_or("");
+    set(make(condition::kRolloutFailed, true, c->phase,
+             failureMessage(revision.empty() ? std::string("the controller's new pod template")
+                                             : "controller revision " + revision,
+                            c->failedGate.value_or(""), c->message.value_or(""), c->phase,
+                            c->from.value_or("")),
+             generation));
+    return;
   }
   set(make(condition::kRolloutFailed, false, "NoFailure", "no rollout gate failed", generation));
 }

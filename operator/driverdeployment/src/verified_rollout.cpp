@@ -264,7 +264,14 @@ private:
           return fail("ImagesPulled", node, images.message);
         }
         if (images.state == PrePullResult::State::Pending) {
-          return Verdict::Pending; // the pre-pull pod's own deadline bounds it
+          // The pre-pull pod's deadline (the same timeout from its creation) ends it too; this
+          // keeps the last pull error, which the kubelet drops when the pod ends.
+          if (images.started != WallTime{} && in_.now >= images.started + timeout) {
+            return fail("ImagesPulled", node,
+                        "the new images were not pulled within " + secondsText(timeout) +
+                            (images.message.empty() ? std::string() : ": " + images.message));
+          }
+          return Verdict::Pending;
         }
       }
       if (in_.now >= rec().since + timeout && pod == nullptr) {
@@ -348,9 +355,16 @@ private:
     }
     out_.removeSmoke = true;
     out_.smokeOn.clear();
+    std::string smoke;
+    for (const std::string& node : rec().canaries) {
+      const auto it = in_.smoke.find(node);
+      if (in_.policy.smokeVolume && it != in_.smoke.end() && !it->second.message.empty()) {
+        smoke += "; the smoke volume on " + node + ": " + it->second.message;
+      }
+    }
     out_.events.push_back({false, "CanaryPassed",
                            "node plugin revision " + rec().revision + " passed every gate on " +
-                               nodeList(rec().canaries)});
+                               nodeList(rec().canaries) + smoke});
     afterStep();
   }
 

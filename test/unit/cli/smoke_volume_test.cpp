@@ -45,7 +45,7 @@ TEST_F(SmokeVolume, WritesReadsBackAndLeavesNothing) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "Write: ok (34 bytes, synced)\nRead: ok\nCleanup: ok\n");
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(terminationLog(), "ok");
+  EXPECT_EQ(terminationLog(), "Write: ok (34 bytes, synced)\nRead: ok\nCleanup: ok\n");
   EXPECT_TRUE(fs::is_empty(root / "volume"));
 }
 

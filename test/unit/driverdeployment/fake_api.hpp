@@ -208,6 +208,7 @@ private:
                                                               &r::deployments,
                                                               &r::statefulsets,
                                                               &r::controllerrevisions,
+                                                              &r::replicasets,
                                                               &r::clusterroles,
                                                               &r::clusterrolebindings,
                                                               &r::roles,

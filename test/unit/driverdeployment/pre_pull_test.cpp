@@ -1,3 +1,4 @@
+#include <csiop/api/rfc3339.hpp>
 #include <csiop/driverdeployment/pre_pull.hpp>
 
 #include <gtest/gtest.h>
@@ -96,10 +97,50 @@ TEST(PrePull, ReadsPulledFailedAndPending) {
   ended["status"]["message"] = "Pod was active on the node longer than the specified deadline";
   EXPECT_EQ(readPrePull(ended).state, S::Failed);
   EXPECT_EQ(readPrePull(ended).message, "image driver:v2: ImagePullBackOff: not found");
+  // A pod whose deadline ended a pull: the kubelet marks the waiting container terminated,
+  // though it never ran; its image is not on the node.
+  const Json unknown = {{"terminated",
+                         {{"reason", "ContainerStatusUnknown"},
+                          {"exitCode", 137},
+                          {"message", "The container could not be located when the pod was "
+                                      "terminated"}}}};
+  Json deadline = withStatuses("Failed", {startError, unknown, startError});
+  deadline["status"]["message"] = "Pod was active on the node longer than the specified deadline";
+  deadline["metadata"]["creationTimestamp"] = "2026-11-29T04:38:10Z";
+  EXPECT_EQ(readPrePull(deadline).state, S::Failed);
+  EXPECT_EQ(readPrePull(deadline).started, api::parseRfc3339OrEpoch("2026-11-29T04:38:10Z"));
+  EXPECT_EQ(readPrePull(deadline).message,
+            "the images were not all pulled: Pod was active on the node longer than the "
+            "specified deadline");
   // One the kubelet will never pull fails at once.
   const PrePullResult refused = readPrePull(withStatuses("Pending", {startError, creating, never}));
   EXPECT_EQ(refused.state, S::Failed);
   EXPECT_EQ(refused.message, "image registrar:v2: ErrImageNeverPull: absent");
+}
+
+TEST(PrePull, WhenVolumesUnusedReplacesANodeOnlyOnceItsImagesArePulled) {
+  const std::vector<Replacement> planned = {{"plugin-a", "uid-a", "a", "why"},
+                                            {"plugin-b", "uid-b", "b", "why"},
+                                            {"plugin-c", "uid-c", "c", "why"},
+                                            {"plugin-d", "uid-d", "d", "why"}};
+  PrePulls seen;
+  seen.results["a"] = {PrePullResult::State::Pulled, ""};
+  seen.results["b"] = {PrePullResult::State::Pending, "image driver:v2: ImagePullBackOff: slow"};
+  seen.results["c"] = {PrePullResult::State::Failed, "image driver:v2: ErrImageNeverPull: absent"};
+  const PrePullGate gate = gateOnPrePulls(planned, seen);
+  ASSERT_EQ(gate.now.size(), 1U);
+  EXPECT_EQ(gate.now[0].node, "a");
+  EXPECT_EQ(gate.pull, (std::set<std::string>{"b", "c", "d"}));
+  ASSERT_EQ(gate.waiting.size(), 3U);
+  EXPECT_EQ(gate.waiting[0].reason, "PullingImages");
+  EXPECT_EQ(gate.waiting[0].message, "pulling the new images on the node before its plugin is "
+                                     "replaced: image driver:v2: ImagePullBackOff: slow");
+  EXPECT_EQ(gate.waiting[1].reason, "ImagePullFailed");
+  EXPECT_EQ(gate.waiting[1].message, "the new images are not on the node, so its plugin stays: "
+                                     "image driver:v2: ErrImageNeverPull: absent");
+  EXPECT_EQ(gate.waiting[2].node, "d"); // no pre-pull yet: one is made
+  EXPECT_EQ(gate.waiting[2].message,
+            "pulling the new images on the node before its plugin is replaced");
 }
 
 } // namespace

@@ -1033,6 +1033,120 @@ TEST_F(VerifiedRolloutTest, ACanaryThatCrashLoopsIsRolledBackAndNoOtherNodeChang
 // stage rolls it back, named; no smoke object is left either way.
 // spec.rollout.prePullImages: a node's plugin pod goes once a pre-pull pod on that node has the
 // new revision's images (the test plays its kubelet).
+// The controller Deployment of a verified DriverDeployment: the operator judges each new pod
+// template from the Deployment's status and its pods, and puts the previous ReplicaSet's
+// template back when a gate fails.
+class ControllerRolloutTest : public VerifiedRolloutTest {
+protected:
+  Json deployment() const {
+    const Json* d = api_.findNamed(r::deployments, "demo-controller");
+    return d == nullptr ? Json::object() : *d;
+  }
+
+  // The Deployment controller: its current template as ReplicaSet demo-controller-<hash>, its
+  // one replica a pod of that hash (created at 10:00, crash-looping or available), its status at
+  // the Deployment's generation.
+  void deploymentRunsAs(const std::string& hash, bool crashLoops = false) {
+    Json d = deployment();
+    const std::string ns = d["metadata"]["namespace"];
+    Json tmpl = d["spec"]["template"];
+    tmpl["metadata"]["labels"]["pod-template-hash"] = hash;
+    api_.put(r::replicasets, {{"metadata",
+                               {{"name", "demo-controller-" + hash},
+                                {"namespace", ns},
+                                {"labels", tmpl["metadata"]["labels"]}}},
+                              {"spec", {{"template", tmpl}}}});
+    for (const Json& pod : api_.all(r::pods)) {
+      const std::string name = pod["metadata"]["name"];
+      if (name.rfind("demo-controller-", 0) == 0) {
+        api_.erase(r::pods, ns, name);
+      }
+    }
+    Json status = {{"phase", "Running"},
+                   {"conditions",
+                    {{{"type", "Ready"},
+                      {"status", crashLoops ? "False" : "True"},
+                      {"lastTransitionTime", "2024-05-01T10:00:05Z"}}}}};
+    if (crashLoops) {
+      status["containerStatuses"] = {
+          {{"name", "csi-driver"},
+           {"state",
+            {{"waiting", {{"reason", "CrashLoopBackOff"}, {"message", "back-off 10s"}}}}}}};
+    }
+    api_.put(r::pods, {{"metadata",
+                        {{"name", "demo-controller-" + hash + "-x"},
+                         {"namespace", ns},
+                         {"creationTimestamp", "2024-05-01T10:00:00Z"},
+                         {"labels", tmpl["metadata"]["labels"]}}},
+                       {"status", status}});
+    d["status"] = {{"observedGeneration", d["metadata"].value("generation", 1)},
+                   {"replicas", 1},
+                   {"updatedReplicas", 1},
+                   {"availableReplicas", crashLoops ? 0 : 1}};
+    api_.put(r::deployments, std::move(d));
+  }
+
+  Json controllerRollout() const {
+    const Json* dd = api_.find(r::driverdeployments, "", "demo");
+    return dd == nullptr ? Json::object()
+                         : dd->value("status", Json::object())
+                               .value("rollout", Json::object())
+                               .value("controller", Json::object());
+  }
+
+  static std::string driverArgs(const Json& workload) {
+    for (const Json& c : workload["spec"]["template"]["spec"]["containers"]) {
+      if (c["name"] == "csi-driver") {
+        return c.value("args", Json::array()).dump();
+      }
+    }
+    return "";
+  }
+};
+
+TEST_F(ControllerRolloutTest, ACrashLoopingControllerGetsThePreviousReplicaSetsTemplateBack) {
+  convergeOnThreeNodes();
+  editSpec([](Json& spec) { spec["controller"] = Json::object(); });
+  pass(); // the Deployment is created: its first template is not gated
+  ASSERT_TRUE(deployment().contains("spec"));
+  deploymentRunsAs("h1");
+  pass();
+  EXPECT_EQ(controllerRollout().value("phase", ""), "Complete") << controllerRollout().dump();
+  EXPECT_EQ(controllerRollout().value("revision", ""), "h1");
+  const std::string goodArgs = driverArgs(deployment());
+
+  editSpec([](Json& spec) { spec["controller"]["driver"]["args"] = {"--no-such-flag"}; });
+  pass();
+  EXPECT_EQ(controllerRollout().value("phase", ""), "Canary") << controllerRollout().dump();
+  EXPECT_EQ(driverArgs(deployment()), R"(["--no-such-flag"])");
+  EXPECT_TRUE(recorded("RolloutStarted"));
+
+  deploymentRunsAs("h2", true);
+  pass();
+  EXPECT_EQ(controllerRollout().value("phase", ""), "RollingBack") << controllerRollout().dump();
+  EXPECT_EQ(controllerRollout().value("failedGate", ""), "Available");
+  EXPECT_EQ(controllerRollout().value("from", ""), "h1");
+  EXPECT_TRUE(recorded("RolloutFailed"));
+  pass(); // the next pass applies the template of ReplicaSet demo-controller-h1
+  EXPECT_EQ(driverArgs(deployment()), goodArgs) << "the previous template is back";
+  EXPECT_FALSE(
+      deployment()["spec"]["template"]["metadata"]["labels"].contains("pod-template-hash"));
+  EXPECT_EQ(condition("RolloutFailed")
+                .rfind("True RollingBack: the controller's new pod template "
+                       "failed gate Available: the new controller pod ",
+                       0),
+            0u)
+      << condition("RolloutFailed");
+
+  deploymentRunsAs("h1");
+  pass();
+  EXPECT_EQ(controllerRollout().value("phase", ""), "RolledBack") << controllerRollout().dump();
+  EXPECT_TRUE(recorded("RolledBack"));
+  pass();
+  EXPECT_EQ(driverArgs(deployment()), goodArgs) << "the failed template is not tried again";
+  EXPECT_EQ(controllerRollout()["gates"], Json({"Available"}));
+}
+
 class PrePullTest : public VerifiedRolloutTest {
 protected:
   void convergeWithPrePulls() {

@@ -120,6 +120,19 @@ TEST(SmokeVolume, NoPodIsNotStartedASucceededOneHasPassed) {
   SmokeObserved o;
   o.pod = podWith("Succeeded", {{"terminated", {{"exitCode", 0}, {"message", "ok"}}}});
   EXPECT_EQ(readSmoke(o).state, SmokeResult::State::Passed);
+  EXPECT_EQ(readSmoke(o).message, "Mount: ok");
+}
+
+TEST(SmokeVolume, APassedTestListsEveryStageItWentThrough) {
+  SmokeObserved o;
+  o.pod = podWith(
+      "Succeeded",
+      {{"terminated",
+        {{"exitCode", 0}, {"message", "Write: ok (34 bytes, synced)\nRead: ok\nCleanup: ok\n"}}}});
+  o.claim = Json{{"spec", {{"volumeName", "pvc-1"}}}, {"status", {{"phase", "Bound"}}}};
+  o.attachment = Json{{"status", {{"attached", true}}}};
+  EXPECT_EQ(readSmoke(o).message, "Provision: ok (pvc-1); Attach: ok; Mount: ok; Write: ok (34 "
+                                  "bytes, synced); Read: ok; Cleanup: ok");
 }
 
 TEST(SmokeVolume, AnUnboundClaimIsTheProvisionStageWithTheLatestFailure) {
@@ -200,6 +213,45 @@ TEST(SmokeVolume, TheVolumeAttachmentNameIsKubernetes) {
   // csi-<sha256 of handle, driver and node>, as the kubelet and attach-detach controller name it.
   EXPECT_EQ(volumeAttachmentName("vol-1", "hostpath.csi.k8s.io", "node-a"),
             "csi-5a70c5de395ccad5e79daeb27c7c4f2634b675e6e1bb2a397999a016143bc9fb");
+}
+
+TEST(SmokeVolume, TheControllersProvisionTestIsAClaimWithTheSelectedNode) {
+  ProvisionTarget t;
+  t.owner = "hostpath";
+  t.ownerUid = "uid-1";
+  t.namespace_ = "csi-hostpath";
+  t.templateDigest = "abc";
+  t.node = "node-1";
+  t.volume.storageClassName = "csi-hostpath-sc";
+  t.volume.size = "1Mi";
+  const Json claim = provisionClaim(t);
+  EXPECT_EQ(claim["metadata"]["name"], provisionName("hostpath", "abc"));
+  EXPECT_EQ(claim["metadata"]["name"].get<std::string>().rfind("hostpath-provision-", 0), 0u);
+  EXPECT_EQ(claim["metadata"]["labels"][kProvisionLabel], "hostpath");
+  EXPECT_EQ(claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"], "node-1");
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  EXPECT_EQ(claim["spec"]["storageClassName"], "csi-hostpath-sc");
+  EXPECT_EQ(claim["spec"]["resources"]["requests"]["storage"], "1Mi");
+  EXPECT_NE(provisionName("hostpath", "abd"), provisionName("hostpath", "abc"));
+  EXPECT_LE(provisionName(std::string(80, 'a'), "abc").size(), 63u);
+}
+
+TEST(SmokeVolume, TheProvisionTestPassesOnceItsClaimIsBound) {
+  EXPECT_EQ(readProvision(std::nullopt, {}).state, SmokeResult::State::NotStarted);
+  Json claim = {{"spec", {{"volumeName", ""}}}, {"status", {{"phase", "Pending"}}}};
+  const std::vector<Json> events = {{{"involvedObject", {{"kind", "PersistentVolumeClaim"}}},
+                                     {"reason", "ProvisioningFailed"},
+                                     {"lastTimestamp", "2026-11-29T04:00:00Z"},
+                                     {"message", "rpc error: code = Unavailable"}}};
+  const SmokeResult pending = readProvision(claim, events);
+  EXPECT_EQ(pending.state, SmokeResult::State::Running);
+  EXPECT_EQ(pending.stage, "Provision");
+  EXPECT_EQ(pending.message, "rpc error: code = Unavailable");
+  claim["spec"]["volumeName"] = "pvc-1";
+  claim["status"]["phase"] = "Bound";
+  const SmokeResult bound = readProvision(claim, events);
+  EXPECT_EQ(bound.state, SmokeResult::State::Passed);
+  EXPECT_EQ(bound.message, "Provision: ok (pvc-1)");
 }
 
 } // namespace

@@ -231,11 +231,15 @@ TEST_F(VerifiedRollout, TheCanaryWaitsForEachGateInOrder) {
   EXPECT_EQ(plan.smokeOn, std::vector<std::string>{"a"});
   EXPECT_EQ(plan.record.phase, RolloutPhase::Canary);
 
-  smoke["a"] = {SmokeResult::State::Passed, "", ""};
+  smoke["a"] = {SmokeResult::State::Passed, "", "Mount: ok; Write: ok; Read: ok; Cleanup: ok"};
   plan = run(kT0 + 25s);
   EXPECT_EQ(plan.record.phase, RolloutPhase::Soak);
   EXPECT_TRUE(plan.removeSmoke);
   EXPECT_TRUE(plan.smokeOn.empty());
+  ASSERT_EQ(reasons(plan), std::vector<std::string>{"CanaryPassed"});
+  EXPECT_EQ(plan.events[0].message,
+            "node plugin revision new passed every gate on a; the smoke volume on a: Mount: ok; "
+            "Write: ok; Read: ok; Cleanup: ok");
 }
 
 TEST_F(VerifiedRollout, AListingFromBeforeTheNewPodCountsOnlyAfterItSettles) {
@@ -443,6 +447,22 @@ TEST_F(VerifiedRollout, AnImageThatCannotBePulledFailsTheCanaryWithoutTouchingIt
   current = "old";
   plan = run(kT0 + 6s);
   EXPECT_EQ(plan.record.phase, RolloutPhase::RolledBack);
+  EXPECT_TRUE(plan.replace.empty());
+}
+
+TEST_F(VerifiedRollout, APullNotDoneWithinTheGateTimeoutFailsWithItsLastError) {
+  startWithPrePulls();
+  run(kT0);
+  // The pre-pull pod was made at kT0 + 1s; the kubelet retries a registry it cannot reach.
+  images["a"] = {PrePullResult::State::Pending, "image x: ErrImagePull: connection refused",
+                 kT0 + 1s};
+  EXPECT_EQ(run(kT0 + 300s).record.phase, RolloutPhase::Canary);
+  const VerifiedRolloutPlan plan = run(kT0 + 301s);
+  EXPECT_EQ(plan.record.phase, RolloutPhase::RollingBack);
+  EXPECT_EQ(plan.record.failedGate, "ImagesPulled");
+  EXPECT_EQ(plan.record.message,
+            "the new images were not pulled within 300 s: image x: ErrImagePull: connection "
+            "refused");
   EXPECT_TRUE(plan.replace.empty());
 }
 

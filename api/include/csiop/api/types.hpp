@@ -798,13 +798,47 @@ struct RolloutStatus {
   }
 };
 
+// The verified rollout of the controller workload: a RolloutStatus without nodes (revisions are
+// the pods' pod-template-hash or controller-revision-hash; updated and total count replicas).
+struct ControllerRolloutStatus {
+  std::string phase; // None, Canary, Complete, RollingBack, RolledBack, Held
+  std::optional<std::string> revision;
+  std::optional<std::string> from;
+  std::optional<std::string> template_;
+  std::optional<std::string> since;
+  std::optional<std::int32_t> updated;
+  std::optional<std::int32_t> total;
+  std::optional<std::string> failedTemplate;
+  std::optional<std::string> failedGate; // Available, SmokeVolume
+  std::optional<std::string> message;
+  std::optional<std::string> retry;
+  std::optional<std::vector<std::string>> gates; // Available, and SmokeVolume where configured
+
+  template <class V> void fields(V&& v) {
+    v("phase", phase);
+    v("revision", revision);
+    v("from", from);
+    v("template", template_);
+    v("since", since);
+    v("updated", updated);
+    v("total", total);
+    v("failedTemplate", failedTemplate);
+    v("failedGate", failedGate);
+    v("message", message);
+    v("retry", retry);
+    v("gates", gates);
+  }
+};
+
 struct RolloutsStatus {
   std::optional<RolloutStatus> node;
   std::optional<RolloutStatus> windowsNode;
+  std::optional<ControllerRolloutStatus> controller;
 
   template <class V> void fields(V&& v) {
     v("node", node);
     v("windowsNode", windowsNode);
+    v("controller", controller);
   }
 };
 

@@ -12,13 +12,16 @@ void Reconciler::forget(const std::string& name) {
   rollouts_.erase(name);
   smokeSwept_.erase(name);
   prePullsLeft_.erase(name);
+  controllerRollouts_.erase(name);
+  provisionsClean_.erase(name);
   stopWaitingForPrerequisites(name);
   applied_.forgetOwner(name);
 }
 
 std::size_t Reconciler::trackedStateEntries() const {
   std::size_t n = statusWritten_.size() + forcedDeletions_.size() + waitingNodes_.size() +
-                  rollouts_.size() + smokeSwept_.size() + prePullsLeft_.size() + applied_.size();
+                  rollouts_.size() + smokeSwept_.size() + prePullsLeft_.size() +
+                  controllerRollouts_.size() + provisionsClean_.size() + applied_.size();
   for (const auto& [what, names] : waitingFor_) {
     n += names.size();
   }

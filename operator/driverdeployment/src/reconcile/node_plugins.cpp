@@ -23,6 +23,7 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   const api::Effective& effective = *run.effective;
   if (effective.rollout.verified) {
     co_await rollVerified(run);
+    co_await rollController(run);
     co_return std::nullopt;
   }
   co_await endSmokeTests(run, false); // tests of a verified rollout the spec no longer asks for
@@ -34,6 +35,7 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   if (!strategy.is_object() || strategy.value("type", Json()) != "WhenVolumesUnused" ||
       ds == nullptr || !ownedBy(*ds, run.uid) || !managed(*ds)) {
     waitingNodes_.erase(effective.name);
+    co_await endPrePulls(run); // those of a strategy the spec no longer asks for
     co_return std::nullopt;
   }
   const std::string dsUid = metadataField(*ds, "uid");
@@ -60,23 +62,10 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
     const Json podTemplate = api::member(api::member(cachedDs->whole(), "spec"), "template");
     const std::string revision = input.currentHash;
     const PrePulls prePulls = co_await readPrePulls(run, revision);
-    std::set<std::string> nodes;
-    for (const Replacement& r : plan.replace) {
-      const auto it = prePulls.results.find(r.node);
-      const PrePullResult images = it == prePulls.results.end() ? PrePullResult{} : it->second;
-      if (images.state == PrePullResult::State::Pulled) {
-        now.push_back(r);
-        continue;
-      }
-      nodes.insert(r.node);
-      const bool failed = images.state == PrePullResult::State::Failed;
-      pulling.push_back(
-          {r.node, failed ? "ImagePullFailed" : "PullingImages",
-           (failed ? "the new images are not on the node, so its plugin stays: "
-                   : "pulling the new images on the node before its plugin is replaced") +
-               (images.message.empty() || failed ? images.message : ": " + images.message)});
-    }
-    co_await syncPrePulls(run, prePulls, nodes, revision, podTemplate);
+    PrePullGate gate = gateOnPrePulls(plan.replace, prePulls);
+    now = std::move(gate.now);
+    pulling = std::move(gate.waiting);
+    co_await syncPrePulls(run, prePulls, gate.pull, revision, podTemplate);
   } else {
     now = plan.replace;
     co_await endPrePulls(run);

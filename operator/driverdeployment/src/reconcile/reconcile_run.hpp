@@ -53,6 +53,8 @@ struct ReconcileRun {
   // holdFailedNodePlugins: the operator's digest of each node plugin DaemonSet's desired pod
   // template (by DaemonSet name), as rendered (before a rollback puts the previous one back).
   std::map<std::string, std::string> nodeTemplates;
+  // holdFailedController: the same of the controller workload ("": none).
+  std::string controllerTemplate;
   // A step that needs the pass again after a while though nothing may change meanwhile (a
   // rollout's soak or gate deadline): the shortest wait asked for.
   std::optional<std::chrono::milliseconds> requeue;

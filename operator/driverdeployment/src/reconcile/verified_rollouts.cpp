@@ -22,6 +22,7 @@
 #include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"
+#include "rollout_records.hpp"
 
 namespace csiop::driverdeployment {
 
@@ -46,74 +47,9 @@ std::vector<NodePluginSet> nodePluginSets(const api::Effective& effective) {
   return out;
 }
 
-std::string templateDigest(const Json& daemonSet) {
-  return contentDigest(member(member(daemonSet, "spec"), "template").dump());
-}
-
-template <class T> std::optional<T> unlessEmpty(const T& value) {
-  return value.empty() ? std::nullopt : std::optional<T>(value);
-}
-
-RolloutRecord recordOf(const api::RolloutStatus& s) {
-  RolloutRecord r;
-  r.phase = parsePhase(s.phase).value_or(RolloutPhase::None);
-  r.revision = s.revision.value_or("");
-  r.from = s.from.value_or("");
-  r.template_ = s.template_.value_or("");
-  r.since = api::parseRfc3339OrEpoch(s.since.value_or(""));
-  r.canaries = s.canaries.value_or(std::vector<std::string>{});
-  r.batch = s.batch.value_or(std::vector<std::string>{});
-  r.updated = s.updated.value_or(0);
-  r.total = s.total.value_or(0);
-  r.failedTemplate = s.failedTemplate.value_or("");
-  r.failedGate = s.failedGate.value_or("");
-  r.failedNode = s.failedNode.value_or("");
-  r.message = s.message.value_or("");
-  r.retry = s.retry.value_or("");
-  return r;
-}
-
-api::RolloutStatus statusOf(const RolloutRecord& r) {
-  api::RolloutStatus s;
-  s.phase = std::string(phaseName(r.phase));
-  s.revision = unlessEmpty(r.revision);
-  s.from = unlessEmpty(r.from);
-  s.template_ = unlessEmpty(r.template_);
-  if (r.since != api::WallTime{}) {
-    s.since = api::formatRfc3339(r.since);
-  }
-  s.canaries = unlessEmpty(r.canaries);
-  s.batch = unlessEmpty(r.batch);
-  s.updated = r.updated;
-  s.total = r.total;
-  s.failedTemplate = unlessEmpty(r.failedTemplate);
-  s.failedGate = unlessEmpty(r.failedGate);
-  s.failedNode = unlessEmpty(r.failedNode);
-  // The schema's bound (a kubelet's message can be long); the start says what failed.
-  s.message = unlessEmpty(r.message.substr(0, 4096));
-  s.retry = unlessEmpty(r.retry);
-  return s;
-}
-
 PluginPod pluginPod(const CachedPod& pod) {
   return {pod.name,  pod.uid,     pod.nodeName,   pod.revisionHash, pod.deleting,
           pod.ready, pod.created, pod.readySince, pod.crashLoop()};
-}
-
-RolloutPolicy policyOf(const api::EffectiveRollout& r, std::int32_t nodes) {
-  RolloutPolicy p;
-  p.canaryNodes = r.canaryNodes;
-  p.batchSize = resolveMaxUnavailable(r.batchSize, nodes);
-  // As validated (a spec that bypassed validation is not reconciled): clamped all the same, so
-  // that no time point computed from them can overflow.
-  const auto within = [](std::int64_t s, std::int64_t max) {
-    return std::chrono::seconds{std::clamp<std::int64_t>(s, 0, max)};
-  };
-  p.soak = within(r.soakSeconds, api::defaults::kRolloutMaxSoakSeconds);
-  p.gateTimeout = within(r.gateTimeoutSeconds, api::defaults::kRolloutMaxDeadlineSeconds);
-  p.progressDeadline = within(r.progressDeadlineSeconds, api::defaults::kRolloutMaxDeadlineSeconds);
-  p.rollBack = r.rollBack;
-  return p;
 }
 
 std::string labelSelector(const api::StringMap& labels) {
@@ -122,11 +58,6 @@ std::string labelSelector(const api::StringMap& labels) {
     out += (out.empty() ? "" : ",") + key + "=" + value;
   }
   return out;
-}
-
-bool inProgress(RolloutPhase phase) {
-  return phase == RolloutPhase::Canary || phase == RolloutPhase::Soak ||
-         phase == RolloutPhase::Batch || phase == RolloutPhase::RollingBack;
 }
 
 } // namespace
@@ -153,6 +84,9 @@ RolloutRecord& Reconciler::rolloutRecord(ReconcileRun& run, const std::string& d
 
 asio::awaitable<StepResult> Reconciler::holdFailedNodePlugins(ReconcileRun& run) {
   const api::Effective& effective = *run.effective;
+  if (!co_await holdFailedController(run)) { // controller_rollouts.cpp
+    co_return StepResult::toStatus();        // the failed template is not applied meanwhile
+  }
   if (!effective.rollout.verified) {
     rollouts_.erase(run.name);
     co_return std::nullopt;

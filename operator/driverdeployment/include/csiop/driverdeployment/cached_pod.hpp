@@ -43,9 +43,11 @@ struct CachedPod {
   std::string namespace_;
   std::string name;
   std::string uid;
-  bool deleting = false;     // metadata.deletionTimestamp is set
-  std::string owner;         // the owner label: the DriverDeployment ("" : not a workload's)
-  std::string revisionHash;  // label controller-revision-hash (a DaemonSet's revision)
+  bool deleting = false; // metadata.deletionTimestamp is set
+  std::string owner;     // the owner label: the DriverDeployment ("" : not a workload's)
+  // label controller-revision-hash (a DaemonSet's or StatefulSet's revision), else
+  // pod-template-hash (a Deployment's ReplicaSet's)
+  std::string revisionHash;
   std::string controllerUid; // the uid of the controller ownerReference
   bool drainLeaves = false;  // owned by a DaemonSet or a Node (a mirror pod): a drain leaves it
   std::string nodeName;

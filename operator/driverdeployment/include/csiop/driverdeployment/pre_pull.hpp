@@ -18,10 +18,12 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <csiop/api/types.hpp>
+#include <csiop/driverdeployment/node_rollout.hpp>
 
 namespace csiop::driverdeployment {
 
@@ -61,6 +63,7 @@ struct PrePullResult {
   // Failed: which image and why; Pending: a pull the kubelet is retrying, or why the pod is not
   // scheduled ("" when nothing is wrong yet).
   std::string message;
+  api::WallTime started{}; // the pod's creationTimestamp (the epoch: unknown)
 };
 
 // A DriverDeployment's pre-pull pods as listed: each pod's uid by name, and what the pods of
@@ -75,5 +78,15 @@ struct PrePulls {
 // node; Failed for an image the kubelet will never pull (an invalid name, a Never policy), or
 // when the pod ended (its deadline) with an image missing, naming the last pull error.
 PrePullResult readPrePull(const api::Json& pod);
+
+// updateStrategy WhenVolumesUnused with the pre-pull: of the replacements its plan allows, those
+// whose node has the new images go now; the others wait (PullingImages, or ImagePullFailed: the
+// old plugin stays, and the failed pod, which says why, is kept) and their nodes need a pre-pull.
+struct PrePullGate {
+  std::vector<Replacement> now;
+  std::vector<NodeWait> waiting;
+  std::set<std::string> pull;
+};
+PrePullGate gateOnPrePulls(const std::vector<Replacement>& planned, const PrePulls& prePulls);
 
 } // namespace csiop::driverdeployment

@@ -239,6 +239,16 @@ private:
   boost::asio::awaitable<void> endPrePulls(ReconcileRun& run);
   // The rollout record of `daemonSet`: kept in memory, else from the previous status.
   RolloutRecord& rolloutRecord(ReconcileRun& run, const std::string& daemonSet, bool windows);
+  // controller_rollouts.cpp: spec.rollout type Verified for the controller workload
+  // (controller_rollout.hpp). holdFailedController, with holdFailedNodePlugins: a workload
+  // whose desired template failed carries the previous revision's instead (false: it could not
+  // be read, so nothing of the workload may be applied this pass); rollController, with the
+  // node plugin step: plans the rollout and runs its provision test; sweepProvisionTests
+  // deletes the provision claims other than `keep` (true: none is left but it).
+  RolloutRecord& controllerRecord(ReconcileRun& run);
+  boost::asio::awaitable<bool> holdFailedController(ReconcileRun& run);
+  boost::asio::awaitable<void> rollController(ReconcileRun& run);
+  boost::asio::awaitable<bool> sweepProvisionTests(ReconcileRun& run, const std::string& keep);
   // status_step.cpp: the only writer of the status: what the run's outcome says (paused, an
   // invalid spec, a name conflict), or else what the pass observed, with the workloads observed
   // here; always ends the pass (as the outcome says, or from the pass's errors).
@@ -352,6 +362,10 @@ private:
   std::map<std::string, std::string> smokeSwept_;
   // DriverDeployments whose pre-pull pods this operator made and may not all be deleted yet.
   std::set<std::string> prePullsLeft_;
+  // DriverDeployment -> its controller workload's verified rollout as last planned.
+  std::map<std::string, RolloutRecord> controllerRollouts_;
+  // DriverDeployments known to have no provision claim left (swept, and none made since).
+  std::set<std::string> provisionsClean_;
   // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
   // (only those being deleted if `deletingOnly`).
   void waitingOn(const std::string& node, std::vector<std::string>& out) const;

@@ -72,6 +72,30 @@ struct SmokeObserved {
 // Running: the gate's timeout decides.
 SmokeResult readSmoke(const SmokeObserved& observed);
 
+// The controller workload's SmokeVolume gate (controller_rollout.hpp): one claim of the smoke
+// volume's StorageClass provisioned through the new controller, with no pod. The claim carries
+// the label csiop.dev/smoke-provision=<DriverDeployment> (apart from the canaries' tests, which
+// are swept by their own label) and, for a WaitForFirstConsumer class, the selected-node
+// annotation a scheduler would set, naming a node where the driver is registered, so that the
+// provisioner goes ahead without a pod.
+inline constexpr const char* kProvisionLabel = "csiop.dev/smoke-provision";
+struct ProvisionTarget {
+  std::string owner; // the DriverDeployment's name
+  std::string ownerUid;
+  std::string namespace_;
+  std::string templateDigest; // the controller template under test
+  std::string node;           // "": no selected node
+  api::EffectiveRollout::SmokeVolume volume;
+};
+// "<owner>-provision-<10 hex of the template digest>".
+std::string provisionName(const std::string& owner, const std::string& templateDigest);
+api::Json provisionClaim(const ProvisionTarget& target);
+// NotStarted (no claim), Passed once Bound ("Provision: ok (<volume>)"), else Running at stage
+// Provision with the latest ProvisioningFailed (or progress) event's message: the provisioner
+// retries, and the gate's timeout decides.
+SmokeResult readProvision(const std::optional<api::Json>& claim,
+                          const std::vector<api::Json>& events);
+
 // The name Kubernetes gives the VolumeAttachment of a CSI volume on a node:
 // "csi-" + sha256(volumeHandle + driver + node).
 std::string volumeAttachmentName(const std::string& volumeHandle, const std::string& driver,

@@ -104,7 +104,7 @@ struct SmokeResult {
   enum class State { NotStarted, Running, Passed, Failed };
   State state = State::NotStarted;
   std::string stage;   // the stage that failed (Provision, Attach, Mount, Write, Read, Cleanup)
-  std::string message; // why, from the objects' events
+  std::string message; // why, from the objects' events; Passed: the stages it went through
 };
 
 struct VerifiedRolloutInput {
