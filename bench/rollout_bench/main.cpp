@@ -86,9 +86,16 @@ public:
     const Usage before = usageOf(op_);
     const auto start = Clock::now();
     apply({.image = kHostpath2});
+    // The rollout of the new revision seen in its canary phase first: a status written before
+    // the operator's first pass of the change is not its verdict.
+    std::string revision;
+    until("the rollout started", start, 120s, [&] {
+      revision = rolloutField("revision");
+      return rolloutField("phase") == "Canary" && !revision.empty() && revision != from;
+    });
     const double verdict = until("the canary's verdict", start, 300s, [&] {
       const std::string phase = rolloutField("phase");
-      return rolloutField("revision") != from &&
+      return rolloutField("revision") == revision &&
              (phase == "Soak" || phase == "Batch" || phase == "Complete");
     });
     const double total = until("the rollout complete", start, 600s, [&] { return complete(from); });

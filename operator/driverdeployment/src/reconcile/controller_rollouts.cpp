@@ -15,6 +15,7 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/rfc3339.hpp>
 #include <csiop/driverdeployment/controller_rollout.hpp>
+#include <csiop/driverdeployment/object_key.hpp>
 #include <csiop/driverdeployment/ownership.hpp>
 #include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/driverdeployment/unmanaged.hpp>
@@ -78,9 +79,14 @@ asio::awaitable<bool> Reconciler::holdFailedController(ReconcileRun& run) {
   if (desired == run.desired.end()) {
     co_return true;
   }
+  RolloutRecord& record = controllerRecord(run);
+  if (run.heldWorkloads.contains(keyOf(*desired).str())) {
+    // An operator update held (operatorUpdates Manual): the workload keeps its template, and the
+    // rollout its record, until the change is approved and applied.
+    co_return true;
+  }
   const std::string digest = templateDigest(*desired);
   run.controllerTemplate = digest;
-  RolloutRecord& record = controllerRecord(run);
   const std::string retry =
       stringField(member(member(run.dd, "metadata"), "annotations"), api::kRetryRolloutAnnotation);
   if (!retry.empty() && retry != record.retry && !record.failedTemplate.empty()) {
@@ -133,7 +139,7 @@ asio::awaitable<bool> Reconciler::holdFailedController(ReconcileRun& run) {
 
 asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
   const api::Effective& effective = *run.effective;
-  if (!effective.hasControllerWorkload() || run.controllerTemplate.empty()) {
+  if (!effective.hasControllerWorkload()) {
     co_await sweepProvisionTests(run, "");
     co_return;
   }
@@ -144,12 +150,32 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
     co_return;
   }
   RolloutRecord& record = controllerRecord(run);
+  const bool smokeVolume = provisionTest(effective);
+  const auto report = [&](const std::string& waiting) {
+    api::ControllerRolloutStatus reported = controllerStatusOf(record);
+    reported.gates = std::vector<std::string>{"Available"};
+    if (smokeVolume) {
+      reported.gates->push_back("SmokeVolume");
+    }
+    if (!waiting.empty() && reported.message.value_or("").empty()) {
+      reported.message = waiting;
+    }
+    if (!run.observed.rollout) {
+      run.observed.rollout.emplace();
+    }
+    run.observed.rollout->controller = std::move(reported);
+  };
+  if (run.controllerTemplate.empty()) {
+    report("an operator update of the workload is held (condition " +
+           std::string(condition::kOperatorUpdateHeld) + "): nothing is rolled out");
+    co_return;
+  }
   const Json& head = cached->head;
   const Json& status = member(head, "status");
   ControllerRolloutInput input;
   input.now = api::parseRfc3339OrEpoch(now_());
   input.policy = policyOf(effective.rollout, 0);
-  input.policy.smokeVolume = provisionTest(effective);
+  input.policy.smokeVolume = smokeVolume;
   input.previous = record;
   input.templateDigest = run.controllerTemplate;
   ControllerWorkload& workload = input.workload;
@@ -221,18 +247,7 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
   for (const RolloutEvent& event : plan.events) {
     co_await events_.record(run.dd, event.warning, event.reason, event.message);
   }
-  api::ControllerRolloutStatus reported = controllerStatusOf(record);
-  reported.gates = std::vector<std::string>{"Available"};
-  if (input.policy.smokeVolume) {
-    reported.gates->push_back("SmokeVolume");
-  }
-  if (!plan.waiting.empty() && reported.message.value_or("").empty()) {
-    reported.message = plan.waiting;
-  }
-  if (!run.observed.rollout) {
-    run.observed.rollout.emplace();
-  }
-  run.observed.rollout->controller = std::move(reported);
+  report(plan.waiting);
   if (inProgress(record.phase)) {
     run.requeueAfter(requeue::kRolloutCheck); // deadlines pass with no event
   }
