@@ -222,6 +222,16 @@ private:
       return;
     }
     out_.waiting = "rolling back to revision " + rec().from + ": " + progress();
+    // The previous template goes back on the workload in the pass after the failure (before
+    // the children are applied): settled since then, the workload carries it.
+    if (w().orderedPods && w().settled && in_.previous.phase == RolloutPhase::RollingBack) {
+      for (const PluginPod& pod : w().pods) {
+        if (!pod.deleting && pod.revision != rec().from) {
+          out_.deletePods.push_back({pod.name, pod.uid, pod.node,
+                                     "rolling the controller back to revision " + rec().from});
+        }
+      }
+    }
   }
 
   const ControllerRolloutInput& in_;

@@ -151,6 +151,40 @@ TEST_F(ControllerRollout, ACrashLoopingNewPodRollsBackAtOnce) {
   EXPECT_FALSE(fixed.revertTo);
 }
 
+TEST_F(ControllerRollout, AStatefulSetsBrokenPodsAreDeletedOnceThePreviousTemplateIsBack) {
+  workload.orderedPods = true;
+  change();
+  workload.settled = true;
+  pods("new", 2, kT0 + 5s, false);
+  workload.pods[1].crashLoop = "csi-driver: exit 2";
+  const ControllerRolloutPlan failed = run(kT0 + 15s);
+  EXPECT_EQ(failed.record.phase, RolloutPhase::RollingBack);
+  EXPECT_TRUE(failed.deletePods.empty()) << "the StatefulSet does not carry the old template yet";
+  workload.settled = false;
+  EXPECT_TRUE(run(kT0 + 16s).deletePods.empty());
+  // It does: the broken pods would block its controller; they go.
+  workload.settled = true;
+  workload.updated = 0;
+  const ControllerRolloutPlan back = run(kT0 + 20s);
+  ASSERT_EQ(back.deletePods.size(), 2U);
+  EXPECT_EQ(back.deletePods[0].pod, "controller-new-0");
+  EXPECT_EQ(back.deletePods[0].why, "rolling the controller back to revision old");
+  pods("old", 2, kT0 + 25s);
+  const ControllerRolloutPlan done = run(kT0 + 40s);
+  EXPECT_EQ(done.record.phase, RolloutPhase::RolledBack);
+  EXPECT_TRUE(done.deletePods.empty());
+}
+
+TEST_F(ControllerRollout, ADeploymentsPodsAreLeftToItsController) {
+  change();
+  workload.settled = true;
+  pods("new", 2, kT0 + 5s, false);
+  workload.pods[0].crashLoop = "csi-driver: exit 2";
+  run(kT0 + 15s);
+  workload.updated = 0;
+  EXPECT_TRUE(run(kT0 + 20s).deletePods.empty());
+}
+
 TEST_F(ControllerRollout, ReplicasNotAvailableWithinTheProgressDeadlineFail) {
   change();
   workload.settled = true;

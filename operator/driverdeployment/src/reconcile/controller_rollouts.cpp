@@ -99,18 +99,21 @@ asio::awaitable<bool> Reconciler::holdFailedController(ReconcileRun& run) {
     fresh.revision = record.from;
     fresh.template_ = "retry " + retry;
     record = std::move(fresh);
-    co_await events_.record(run.dd, false, "RolloutRetried",
-                            "retrying the controller rollout (" +
-                                std::string(api::kRetryRolloutAnnotation) + "=" + retry + ")");
+    // Named, as every argument below: GCC 12 mishandles temporaries made inside a co_await
+    // expression.
+    const std::string message = "retrying the controller rollout (" +
+                                std::string(api::kRetryRolloutAnnotation) + "=" + retry + ")";
+    co_await events_.record(run.dd, false, "RolloutRetried", message);
   }
   if (!keepPreviousTemplate(record, digest)) {
     co_return true;
   }
   const bool deployment = kind == "Deployment";
   const std::string previousName = name + "-" + record.from;
-  auto previous = co_await kube::attempt(client_.getOpt(
-      deployment ? kube::resources::replicasets : kube::resources::controllerrevisions,
-      effective.namespace_, previousName));
+  const kube::ResourceRef& history =
+      deployment ? kube::resources::replicasets : kube::resources::controllerrevisions;
+  auto previous =
+      co_await kube::attempt(client_.getOpt(history, effective.namespace_, previousName));
   if (!previous) {
     run.addError(ErrorLine::of("reading the previous controller revision " + record.from +
                                    " to roll back to: ",
@@ -186,6 +189,7 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
   workload.current = intField(status, "replicas");
   workload.updated = intField(status, "updatedReplicas");
   workload.available = intField(status, "availableReplicas");
+  workload.orderedPods = effective.controller->kind == "StatefulSet";
   const std::string podPrefix = name + "-";
   for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
     if (pod->namespace_ == effective.namespace_ && pod->name.rfind(podPrefix, 0) == 0) {
@@ -206,9 +210,9 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
           api::parseRfc3339OrEpoch(stringField(member(**claim, "metadata"), "creationTimestamp"));
       std::vector<Json> events;
       if (stringField(member(**claim, "status"), "phase") != "Bound") {
-        auto listed = co_await kube::attempt(
-            client_.listAll(kube::resources::events, effective.namespace_,
-                            {.fieldSelector = "involvedObject.name=" + claimName}));
+        const std::string selector = "involvedObject.name=" + claimName;
+        auto listed = co_await kube::attempt(client_.listAll(
+            kube::resources::events, effective.namespace_, {.fieldSelector = selector}));
         if (listed) {
           events = std::move(listed->items);
         }
@@ -247,6 +251,9 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
   for (const RolloutEvent& event : plan.events) {
     co_await events_.record(run.dd, event.warning, event.reason, event.message);
   }
+  // A StatefulSet's broken pods, once it carries the previous template: its controller would
+  // wait for them forever.
+  co_await replacePluginPods(run, plan.deletePods, true);
   report(plan.waiting);
   if (inProgress(record.phase)) {
     run.requeueAfter(requeue::kRolloutCheck); // deadlines pass with no event
@@ -259,9 +266,9 @@ asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run, const s
     co_return true;
   }
   const std::string& ns = run.effective->namespace_;
+  const std::string selector = std::string(kProvisionLabel) + "=" + dd;
   auto listed = co_await kube::attempt(
-      client_.listAll(kube::resources::persistentvolumeclaims, ns,
-                      {.labelSelector = std::string(kProvisionLabel) + "=" + dd}));
+      client_.listAll(kube::resources::persistentvolumeclaims, ns, {.labelSelector = selector}));
   if (!listed) {
     run.addError(ErrorLine::of("listing the provision tests: ", listed));
     co_return false;
@@ -272,9 +279,9 @@ asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run, const s
     if (name == keep || !member(member(claim, "metadata"), "deletionTimestamp").is_null()) {
       continue;
     }
-    auto removed =
-        co_await kube::attempt(client_.remove(kube::resources::persistentvolumeclaims, ns, name,
-                                              deleteOnly(metadataField(claim, "uid"))));
+    const kube::DeleteOptions options = deleteOnly(metadataField(claim, "uid"));
+    auto removed = co_await kube::attempt(
+        client_.remove(kube::resources::persistentvolumeclaims, ns, name, options));
     if (!removed && !removed.notFound() && !removed.conflict()) {
       run.addError(ErrorLine::of("deleting the provision test " + name + ": ", removed));
       clean = false;

@@ -122,18 +122,23 @@ std::map<std::string, const Json*> Reconciler::nodesOf(const std::vector<const C
 }
 
 asio::awaitable<void> Reconciler::replacePluginPods(ReconcileRun& run,
-                                                    const std::vector<Replacement>& replace) {
+                                                    const std::vector<Replacement>& replace,
+                                                    bool controller) {
   const std::string& ns = run.effective->namespace_;
+  const std::string what = controller ? "controller pod " : "node plugin pod ";
   for (const Replacement& replacement : replace) {
     const kube::DeleteOptions options = deleteOnly(replacement.uid);
     auto removed =
         co_await kube::attempt(client_.remove(kube::resources::pods, ns, replacement.pod, options));
     if (removed) {
-      co_await events_.record(run.dd, false, "NodePluginReplaced",
-                              "replaced node plugin pod " + replacement.pod + " on node " +
-                                  replacement.node + ": " + replacement.why);
+      // Named: GCC 12 destroys a temporary of a conditional inside a co_await expression twice.
+      const std::string reason = controller ? "ControllerPodReplaced" : "NodePluginReplaced";
+      const std::string where = replacement.node.empty() ? "" : " on node " + replacement.node;
+      const std::string message =
+          "replaced " + what + replacement.pod + where + ": " + replacement.why;
+      co_await events_.record(run.dd, false, reason, message);
     } else if (!removed.notFound() && !removed.conflict()) {
-      run.addError(ErrorLine::of("replacing node plugin pod " + replacement.pod + ": ", removed));
+      run.addError(ErrorLine::of("replacing " + what + replacement.pod + ": ", removed));
     }
   }
 }

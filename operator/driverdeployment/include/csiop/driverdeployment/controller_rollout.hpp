@@ -34,6 +34,10 @@ struct ControllerWorkload {
   std::int32_t available = 0; // status.availableReplicas
   // Its pods (node unused); revision is pod-template-hash or controller-revision-hash.
   std::vector<PluginPod> pods;
+  // A StatefulSet: its controller replaces a pod only once the one before it is Ready, so a
+  // broken pod blocks the return of the previous template until it is deleted (Kubernetes'
+  // "forced rollback"); a Deployment replaces its new pods by itself.
+  bool orderedPods = false;
 };
 
 struct ControllerRolloutInput {
@@ -53,6 +57,9 @@ struct ControllerRolloutPlan {
   // Apply the template of this revision to the workload instead of the desired one (a rollback).
   std::optional<std::string> revertTo;
   std::string waiting; // what the rollout waits for ("": nothing)
+  // Pods to delete (orderedPods): those of another revision than the one rolled back to, once
+  // the workload carries it again.
+  std::vector<Replacement> deletePods;
   std::vector<RolloutEvent> events;
 };
 

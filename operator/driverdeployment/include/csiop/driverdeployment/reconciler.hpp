@@ -205,10 +205,12 @@ private:
   std::vector<const CachedPod*> nodePluginPods(const api::Effective& effective,
                                                const std::string& dsUid);
   std::map<std::string, const api::Json*> nodesOf(const std::vector<const CachedPod*>& pods);
-  // node_plugins.cpp: deletes each pod of `replace` (its uid as precondition), an Event each;
-  // a refusal to the pass's errors (one already gone or replaced is not one).
+  // node_plugins.cpp: deletes each pod of `replace` (its uid as precondition), an Event each
+  // (NodePluginReplaced, or ControllerPodReplaced for the controller's); a refusal to the pass's
+  // errors (one already gone or replaced is not one).
   boost::asio::awaitable<void> replacePluginPods(ReconcileRun& run,
-                                                 const std::vector<Replacement>& replace);
+                                                 const std::vector<Replacement>& replace,
+                                                 bool controller = false);
   // verified_rollouts.cpp: with spec.rollout type Verified, the node plugin step: plans each
   // node plugin DaemonSet's rollout (verified_rollout.hpp) and replaces the pods it names.
   boost::asio::awaitable<void> rollVerified(ReconcileRun& run);
