@@ -67,7 +67,7 @@ asio::awaitable<bool> Reconciler::holdFailedController(ReconcileRun& run) {
   const api::Effective& effective = *run.effective;
   if (!effective.rollout.verified || !effective.hasControllerWorkload()) {
     if (controllerRollouts_.erase(run.name) > 0) {
-      co_await sweepProvisionTests(run, ""); // a test the spec no longer asks for
+      co_await sweepProvisionTests(run); // a test the spec no longer asks for
     }
     co_return true;
   }
@@ -143,7 +143,7 @@ asio::awaitable<bool> Reconciler::holdFailedController(ReconcileRun& run) {
 asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
   const api::Effective& effective = *run.effective;
   if (!effective.hasControllerWorkload()) {
-    co_await sweepProvisionTests(run, "");
+    co_await sweepProvisionTests(run);
     co_return;
   }
   const std::string name = controllerName(effective);
@@ -246,7 +246,7 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
     }
   }
   if (!plan.smoke) {
-    co_await sweepProvisionTests(run, "");
+    co_await sweepProvisionTests(run);
   }
   for (const RolloutEvent& event : plan.events) {
     co_await events_.record(run.dd, event.warning, event.reason, event.message);
@@ -260,9 +260,9 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
   }
 }
 
-asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run, const std::string& keep) {
+asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run) {
   const std::string& dd = run.effective->name;
-  if (keep.empty() && provisionsClean_.contains(dd)) {
+  if (provisionsClean_.contains(dd)) {
     co_return true;
   }
   const std::string& ns = run.effective->namespace_;
@@ -276,7 +276,7 @@ asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run, const s
   bool clean = true;
   for (const Json& claim : listed->items) {
     const std::string name = metadataField(claim, "name");
-    if (name == keep || !member(member(claim, "metadata"), "deletionTimestamp").is_null()) {
+    if (!member(member(claim, "metadata"), "deletionTimestamp").is_null()) {
       continue;
     }
     const kube::DeleteOptions options = deleteOnly(metadataField(claim, "uid"));
@@ -287,7 +287,7 @@ asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run, const s
       clean = false;
     }
   }
-  if (clean && keep.empty()) {
+  if (clean) {
     provisionsClean_.insert(dd);
   }
   co_return clean;

@@ -64,7 +64,7 @@ asio::awaitable<StepResult> Reconciler::finalizeUnlessBlocked(ReconcileRun& run)
   if (run.effective) {
     // A smoke test's pod uses a volume of the driver: it would hold the deletion up.
     co_await endSmokeTests(run, run.effective->rollout.smokeVolume.has_value());
-    co_await sweepProvisionTests(run, "");
+    co_await sweepProvisionTests(run);
   }
   observed.deletionBlocked = co_await deletionBlocker(run);
   if (!observed.deletionBlocked) {

@@ -246,11 +246,11 @@ private:
   // whose desired template failed carries the previous revision's instead (false: it could not
   // be read, so nothing of the workload may be applied this pass); rollController, with the
   // node plugin step: plans the rollout and runs its provision test; sweepProvisionTests
-  // deletes the provision claims other than `keep` (true: none is left but it).
+  // deletes every provision claim (true: none is left).
   RolloutRecord& controllerRecord(ReconcileRun& run);
   boost::asio::awaitable<bool> holdFailedController(ReconcileRun& run);
   boost::asio::awaitable<void> rollController(ReconcileRun& run);
-  boost::asio::awaitable<bool> sweepProvisionTests(ReconcileRun& run, const std::string& keep);
+  boost::asio::awaitable<bool> sweepProvisionTests(ReconcileRun& run);
   // status_step.cpp: the only writer of the status: what the run's outcome says (paused, an
   // invalid spec, a name conflict), or else what the pass observed, with the workloads observed
   // here; always ends the pass (as the outcome says, or from the pass's errors).
