@@ -427,13 +427,17 @@ std::string kubeletDirOf(const DriverDeploymentSpec& spec) {
   return dir;
 }
 
+std::string driverNamespaceOf(const std::string& name, const std::string& specNamespace) {
+  return specNamespace.empty() ? "csi-" + name : specNamespace;
+}
+
 Effective resolve(const DriverDeployment& object) {
   const DriverDeploymentSpec& spec = object.spec;
   Effective out;
   out.name = object.name();
   out.uid = object.uid();
   out.driverName = spec.driverName;
-  out.namespace_ = orDefault(spec.namespace_, "csi-" + out.name);
+  out.namespace_ = driverNamespaceOf(out.name, spec.namespace_.value_or(""));
   out.createNamespace = orDefault(spec.createNamespace, true);
   out.imageRegistry = orDefault(spec.imageRegistry, std::string{});
   while (!out.imageRegistry.empty() && out.imageRegistry.back() == '/') {

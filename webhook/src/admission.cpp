@@ -4,6 +4,7 @@
 
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/codec.hpp>
+#include <csiop/api/defaults.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/json_parse.hpp>
 #include <csiop/api/load.hpp>
@@ -53,11 +54,12 @@ Decision decideDelete(const Json& request, const ClusterView& cluster) {
   if (stringField(spec, "deletionPolicy", "Delete") == "Orphan" || !cluster.volumesInUse) {
     return allowed;
   }
-  const std::string inUse = cluster.volumesInUse(driverName);
+  const std::string name = metadataField(old, "name");
+  const std::string ns = api::driverNamespaceOf(name, stringField(spec, "namespace"));
+  const std::string inUse = cluster.volumesInUse(driverName, name, ns);
   if (inUse.empty()) {
     return allowed;
   }
-  const std::string name = metadataField(old, "name");
   const api::Flag force = api::flagAnnotation(old, api::kForceDeleteAnnotation);
   if (force == api::Flag::Yes) {
     allowed.warnings.push_back("deleting driver " + driverName + " although " + inUse +

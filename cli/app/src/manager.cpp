@@ -94,8 +94,9 @@ webhook::ClusterView clusterView(Caches& caches, const std::vector<std::string>&
         return names;
       },
       [&caches](const std::string& driverName) { return caches.csiDrivers.get("", driverName); },
-      [&caches](const std::string& driverName) {
-        return driverdeployment::describe(caches.volumesOf(driverName));
+      [&caches](const std::string& driverName, const std::string& name, const std::string& ns) {
+        return driverdeployment::describe(
+            caches.volumesOf(driverName, driverdeployment::SmokeTestOwner{name, ns}));
       },
       caches.objectKinds(), driverNamespaces};
 }

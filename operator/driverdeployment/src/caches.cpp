@@ -222,8 +222,10 @@ std::size_t Caches::nodesRegistering(const std::string& driverName) const {
   return csiNodes.countByIndex(kByDriver, driverName);
 }
 
-VolumeUsage Caches::volumesOf(const std::string& driverName) const {
-  return volumeUsage(driverName, persistentVolumes.list(), volumeAttachments.list(), volumeUsers());
+VolumeUsage Caches::volumesOf(const std::string& driverName,
+                              const std::optional<SmokeTestOwner>& owner) const {
+  return volumeUsage(driverName, persistentVolumes.list(), volumeAttachments.list(), volumeUsers(),
+                     owner);
 }
 
 std::vector<const CachedPod*> Caches::volumeUsers() const {

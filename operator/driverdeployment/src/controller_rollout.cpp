@@ -135,6 +135,14 @@ private:
       deadline("waiting for the new replicas: " + progress());
       return;
     }
+    for (const PluginPod& pod : w().pods) {
+      if (!pod.deleting && pod.created >= rec().since &&
+          (!pod.ready || in_.now < pod.readySince + kControllerStableFor)) {
+        deadline("the new replicas are available; waiting until each has been Ready for " +
+                 secondsText(kControllerStableFor));
+        return;
+      }
+    }
     rec().revision = podRevision();
     if (in_.policy.smokeVolume) {
       switch (in_.smoke.state) {

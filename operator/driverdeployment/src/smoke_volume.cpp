@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/config_hash.hpp>
@@ -17,6 +18,20 @@ namespace {
 
 constexpr const char* kContainer = "smoke";
 constexpr const char* kVolume = "smoke";
+
+// Smoke object names: "<owner>-smoke-<10 hex>" (a canary's test) and "<owner>-provision-<10 hex>"
+// (the controller's), the owner's name cut so that the whole fits a label value's 63 characters.
+constexpr std::string_view kSmokeInfix = "-smoke-";
+constexpr std::string_view kProvisionInfix = "-provision-";
+constexpr std::size_t kNameDigest = 10;
+
+std::string namePrefix(const std::string& owner, std::string_view infix) {
+  std::string prefix = owner.substr(0, 63 - infix.size() - kNameDigest);
+  while (!prefix.empty() && (prefix.back() == '-' || prefix.back() == '.')) {
+    prefix.pop_back();
+  }
+  return prefix + std::string(infix);
+}
 
 Json metadata(const SmokeTarget& t) {
   return nodePinnedMetadata(
@@ -134,13 +149,8 @@ SmokeResult podFailed(const Json& pod, const std::string& stageReached) {
 
 std::string smokeName(const std::string& owner, const std::string& node,
                       const std::string& revision) {
-  // 63 - "-smoke-" (7) - 10 hex = 46 characters of the owner's name at most.
-  const std::string digest = contentDigest(owner + "\n" + node + "\n" + revision).substr(0, 10);
-  std::string prefix = owner.substr(0, 46);
-  while (!prefix.empty() && (prefix.back() == '-' || prefix.back() == '.')) {
-    prefix.pop_back();
-  }
-  return prefix + "-smoke-" + digest;
+  return namePrefix(owner, kSmokeInfix) +
+         contentDigest(owner + "\n" + node + "\n" + revision).substr(0, kNameDigest);
 }
 
 std::optional<Json> smokeClaim(const SmokeTarget& t) {
@@ -253,12 +263,24 @@ SmokeResult readSmoke(const SmokeObserved& o) {
 }
 
 std::string provisionName(const std::string& owner, const std::string& templateDigest) {
-  // 63 - "-provision-" (11) - 10 hex = 42 characters of the owner's name at most.
-  std::string prefix = owner.substr(0, 42);
-  while (!prefix.empty() && (prefix.back() == '-' || prefix.back() == '.')) {
-    prefix.pop_back();
+  return namePrefix(owner, kProvisionInfix) +
+         contentDigest(owner + "\n" + templateDigest).substr(0, kNameDigest);
+}
+
+bool smokeTestObject(const std::string& owner, const std::string& ownerNamespace,
+                     const std::string& ns, const std::string& name) {
+  if (ns != ownerNamespace) {
+    return false;
   }
-  return prefix + "-provision-" + contentDigest(owner + "\n" + templateDigest).substr(0, 10);
+  for (const std::string_view infix : {kSmokeInfix, kProvisionInfix}) {
+    const std::string prefix = namePrefix(owner, infix);
+    if (name.size() == prefix.size() + kNameDigest && name.starts_with(prefix) &&
+        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                    [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); })) {
+      return true;
+    }
+  }
+  return false;
 }
 
 Json provisionClaim(const ProvisionTarget& t) {

@@ -1,8 +1,10 @@
 #include <csiop/driverdeployment/volume_usage.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/driverdeployment/smoke_volume.hpp>
 
 namespace csiop::driverdeployment {
 namespace {
@@ -31,24 +33,50 @@ std::string someOf(std::vector<std::string> names, std::size_t shown) {
 
 VolumeUsage volumeUsage(const std::string& driverName, const std::vector<const Json*>& pvs,
                         const std::vector<const Json*>& volumeAttachments,
-                        const std::vector<const CachedPod*>& pods) {
+                        const std::vector<const CachedPod*>& pods,
+                        const std::optional<SmokeTestOwner>& owner) {
+  const auto test = [&owner](const std::string& ns, const std::string& name) {
+    return owner && smokeTestObject(owner->name, owner->namespace_, ns, name);
+  };
   VolumeUsage u;
+  std::set<std::string> testVolumes;
+  std::set<std::string> retained;
   for (const Json* pv : pvs) {
-    if (stringField(member(member(*pv, "spec"), "csi"), "driver") == driverName) {
-      u.persistentVolumes.push_back(metadataField(*pv, "name"));
+    const Json& spec = member(*pv, "spec");
+    if (stringField(member(spec, "csi"), "driver") != driverName) {
+      continue;
+    }
+    const std::string name = metadataField(*pv, "name");
+    const Json& claim = member(spec, "claimRef");
+    if (!test(stringField(claim, "namespace"), stringField(claim, "name"))) {
+      u.persistentVolumes.push_back(name);
+    } else if (stringField(spec, "persistentVolumeReclaimPolicy", "Delete") == "Delete") {
+      u.tests.push_back(name);
+      testVolumes.insert(name);
+    } else {
+      retained.insert(name);
     }
   }
   for (const Json* va : volumeAttachments) {
-    if (stringField(member(*va, "spec"), "attacher") == driverName) {
-      u.volumeAttachments.push_back(metadataField(*va, "name"));
+    const Json& spec = member(*va, "spec");
+    if (stringField(spec, "attacher") != driverName) {
+      continue;
+    }
+    const std::string name = metadataField(*va, "name");
+    const std::string volume = stringField(member(spec, "source"), "persistentVolumeName");
+    if (testVolumes.contains(volume) || retained.contains(volume)) {
+      u.tests.push_back(name); // detached by the driver as its test pod goes
+    } else {
+      u.volumeAttachments.push_back(name);
     }
   }
   for (const CachedPod* pod : pods) {
     const auto drivers = pod->inlineDrivers();
-    if (!pod->terminated() &&
-        std::find(drivers.begin(), drivers.end(), driverName) != drivers.end()) {
-      u.pods.push_back(pod->key());
+    if (pod->terminated() ||
+        std::find(drivers.begin(), drivers.end(), driverName) == drivers.end()) {
+      continue;
     }
+    (test(pod->namespace_, pod->name) ? u.tests : u.pods).push_back(pod->key());
   }
   return u;
 }
@@ -72,6 +100,11 @@ std::string describe(const VolumeUsage& u, std::size_t names) {
     out += (i == 0 ? "" : (i + 1 == parts.size() ? " and " : ", ")) + parts[i];
   }
   return out;
+}
+
+std::string describeTests(const VolumeUsage& u, std::size_t names) {
+  return plural(u.tests.size(), "object of the smoke tests", "objects of the smoke tests") +
+         someOf(u.tests, names);
 }
 
 std::vector<std::string> driversUsedBy(const Json& object) {

@@ -101,8 +101,15 @@ TEST_F(ControllerRollout, ANewTemplateIsCompleteOnceEveryNewReplicaIsAvailable) 
   EXPECT_EQ(half.record.phase, RolloutPhase::Canary);
   EXPECT_EQ(half.waiting, "waiting for the new replicas: 1 updated, 1 available of 2 replicas");
 
+  // Every replica available, but one only just Ready: a container that exits at start is Ready
+  // for a moment.
   pods("new", 2, kT0 + 5s);
-  const ControllerRolloutPlan done = run(kT0 + 20s);
+  workload.pods[1].readySince = kT0 + 15s;
+  const ControllerRolloutPlan fresh = run(kT0 + 20s);
+  EXPECT_EQ(fresh.record.phase, RolloutPhase::Canary);
+  EXPECT_EQ(fresh.waiting,
+            "the new replicas are available; waiting until each has been Ready for 10 s");
+  const ControllerRolloutPlan done = run(kT0 + 25s);
   EXPECT_EQ(done.record.phase, RolloutPhase::Complete);
   EXPECT_EQ(done.record.revision, "new");
   ASSERT_EQ(reasons(done), std::vector<std::string>{"RolloutComplete"});
@@ -228,18 +235,19 @@ TEST_F(ControllerRollout, TheSmokeVolumeProvisionsThroughTheNewController) {
   change();
   workload.settled = true;
   pods("new", 2, kT0 + 5s);
-  const ControllerRolloutPlan asked = run(kT0 + 10s);
+  EXPECT_FALSE(run(kT0 + 15s).smoke) << "not before the new replicas have stayed Ready";
+  const ControllerRolloutPlan asked = run(kT0 + 20s);
   EXPECT_EQ(asked.record.phase, RolloutPhase::Canary);
   EXPECT_TRUE(asked.smoke);
   EXPECT_EQ(asked.waiting, "waiting for a claim of the smoke volume's class to be provisioned "
                            "through the new controller");
 
-  smokeStarted = kT0 + 11s;
+  smokeStarted = kT0 + 21s;
   smoke = {SmokeResult::State::Running, "Provision", "ProvisioningFailed: rpc error: busy"};
-  EXPECT_TRUE(run(kT0 + 20s).smoke);
+  EXPECT_TRUE(run(kT0 + 30s).smoke);
 
   smoke = {SmokeResult::State::Passed, "", "Provision: ok (pvc-1)"};
-  const ControllerRolloutPlan passed = run(kT0 + 30s);
+  const ControllerRolloutPlan passed = run(kT0 + 40s);
   EXPECT_EQ(passed.record.phase, RolloutPhase::Complete);
   EXPECT_TRUE(passed.removeSmoke);
   ASSERT_EQ(reasons(passed), std::vector<std::string>{"RolloutComplete"});

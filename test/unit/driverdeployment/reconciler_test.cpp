@@ -17,6 +17,7 @@
 #include <csiop/api/load.hpp>
 #include <csiop/driverdeployment/compare.hpp>
 #include <csiop/driverdeployment/reconciler.hpp>
+#include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/render/render.hpp>
 #include <csiop/runtime/workers.hpp>
 #include <csiop/testsupport/manual_clock.hpp>
@@ -592,6 +593,45 @@ TEST_F(ReconcilerTest, ADeletionWaitsWhileAVolumeOfTheDriverExistsAndCompletesAf
   ASSERT_TRUE(runUntil([&] { return caches_.volumesOf(kDriver).empty(); }));
   drain();
   EXPECT_EQ(api_.findNamed(r::daemonsets, "demo-node"), nullptr);
+  EXPECT_EQ(api_.find(r::csidrivers, "", kDriver), nullptr);
+  EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
+}
+
+// The operator's own smoke tests are not volumes in use: a deletion (whatever the process
+// remembers of its tests) removes their claims, waits while the driver removes their volumes,
+// then completes; a volume of anyone else keeps blocking it.
+TEST_F(ReconcilerTest, ADeletionSweepsTheSmokeTestsAndWaitsOnlyWhileTheirVolumesGo) {
+  converge();
+  const std::string claim = provisionName("demo", "template");
+  api_.put(
+      r::persistentvolumeclaims,
+      {{"metadata",
+        {{"name", claim}, {"namespace", dsNamespace()}, {"labels", {{kProvisionLabel, "demo"}}}}}});
+  api_.put(r::persistentvolumes,
+           {{"metadata", {{"name", "pv-test"}}},
+            {"spec",
+             {{"csi", {{"driver", kDriver}, {"volumeHandle", "v-1"}}},
+              {"persistentVolumeReclaimPolicy", "Delete"},
+              {"claimRef", {{"namespace", dsNamespace()}, {"name", claim}}}}}});
+  const SmokeTestOwner owner{"demo", dsNamespace()};
+  ASSERT_TRUE(runUntil([&] { return !caches_.volumesOf(kDriver, owner).tests.empty(); }));
+  EXPECT_TRUE(caches_.volumesOf(kDriver, owner).empty()) << "a test is not a volume in use";
+  Json dd = *api_.find(r::driverdeployments, "", "demo");
+  dd["metadata"]["deletionTimestamp"] = fixedNow();
+  api_.put(r::driverdeployments, std::move(dd));
+  awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+  drain();
+  EXPECT_EQ(api_.findNamed(r::persistentvolumeclaims, claim), nullptr) << "the test is swept";
+  EXPECT_EQ(condition("DeletionBlocked"),
+            "True VolumesInUse: the deletion waits: 1 object of the smoke tests (pv-test) "
+            "(removed; the driver removes their volumes) still use the driver; it completes by "
+            "itself when they are gone (or annotate csiop.dev/force-delete=true to delete "
+            "anyway)");
+  EXPECT_NE(api_.find(r::csidrivers, "", kDriver), nullptr) << "the driver removes the volume";
+
+  ASSERT_TRUE(api_.erase(r::persistentvolumes, "", "pv-test"));
+  ASSERT_TRUE(runUntil([&] { return caches_.volumesOf(kDriver, owner).tests.empty(); }));
+  drain();
   EXPECT_EQ(api_.find(r::csidrivers, "", kDriver), nullptr);
   EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
 }

@@ -65,6 +65,20 @@ TEST(SmokeVolume, NamesAreShortStableAndPerNodeAndRevision) {
       << "a cut ending in '-' is trimmed";
 }
 
+TEST(SmokeVolume, ATestObjectIsNamedAsTheOwnersTestsAreInItsNamespace) {
+  const std::string longOwner(63, 'x');
+  for (const std::string& owner : {std::string("ctrl"), longOwner}) {
+    EXPECT_TRUE(smokeTestObject(owner, "ns", "ns", smokeName(owner, "node-a", "r1"))) << owner;
+    EXPECT_TRUE(smokeTestObject(owner, "ns", "ns", provisionName(owner, "digest"))) << owner;
+    EXPECT_FALSE(smokeTestObject(owner, "ns", "other", provisionName(owner, "digest"))) << owner;
+  }
+  EXPECT_FALSE(smokeTestObject("ctrl", "ns", "ns", provisionName("ctrl2", "digest")));
+  EXPECT_FALSE(smokeTestObject("ctrl", "ns", "ns", "ctrl-provision-data"));
+  EXPECT_FALSE(smokeTestObject("ctrl", "ns", "ns", "ctrl-provision-0123456789a"));
+  EXPECT_FALSE(smokeTestObject("ctrl", "ns", "ns", "ctrl-provision-ABCDEF0123"));
+  EXPECT_TRUE(smokeTestObject("ctrl", "ns", "ns", "ctrl-smoke-abcdef0123"));
+}
+
 TEST(SmokeVolume, AClaimOfTheClassPinnedToTheCanaryByTheScheduler) {
   const SmokeTarget t = claimTarget();
   const auto claim = smokeClaim(t);

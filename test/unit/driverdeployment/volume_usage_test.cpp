@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 
 #include "cached_pods.hpp"
@@ -76,6 +77,60 @@ TEST(VolumeUsage, CountsTheDriversVolumesAttachmentsAndInlineVolumesOnly) {
   EXPECT_FALSE(u.empty());
   EXPECT_TRUE(
       volumeUsage("c.csi", pointers(pvs), pointers(vas), test::podPointers(cached)).empty());
+}
+
+// A volume of the driver bound to the claim `claim` of namespace `ns`.
+Json claimedPv(const std::string& name, const std::string& ns, const std::string& claim,
+               const std::string& reclaim = "Delete") {
+  Json out = pv(name, "a.csi");
+  out["spec"]["claimRef"] = {{"namespace", ns}, {"name", claim}};
+  out["spec"]["persistentVolumeReclaimPolicy"] = reclaim;
+  return out;
+}
+
+TEST(VolumeUsage, TheOwnersSmokeTestsAreToldApartFromVolumesInUse) {
+  const std::string smoke = smokeName("ctrl", "node-1", "abc");
+  const std::string provision = provisionName("ctrl", "digest");
+  const std::vector<Json> pvs = {
+      claimedPv("pv-smoke", "csi-ctrl", smoke), claimedPv("pv-provision", "csi-ctrl", provision),
+      claimedPv("pv-kept", "csi-ctrl", provisionName("ctrl", "other"), "Retain"),
+      // the same names in another namespace, a name alike: a user's volumes
+      claimedPv("pv-user", "default", provision),
+      claimedPv("pv-alike", "csi-ctrl", "ctrl-provision-data"),
+      claimedPv("pv-other-owner", "csi-ctrl", provisionName("ctrl2", "digest"))};
+  Json attached = va("csi-smoke", "a.csi");
+  attached["spec"]["source"]["persistentVolumeName"] = "pv-smoke";
+  Json user = va("csi-user", "a.csi");
+  user["spec"]["source"]["persistentVolumeName"] = "pv-user";
+  const std::vector<Json> vas = {attached, user};
+  const std::vector<Json> pods = {pod("csi-ctrl", smoke, Json::array({inlineVolume("a.csi")})),
+                                  pod("default", smoke, Json::array({inlineVolume("a.csi")}))};
+  const std::vector<CachedPod> cached = test::decoded(pods);
+  const SmokeTestOwner owner{"ctrl", "csi-ctrl"};
+  const VolumeUsage u =
+      volumeUsage("a.csi", pointers(pvs), pointers(vas), test::podPointers(cached), owner);
+  EXPECT_EQ(u.persistentVolumes,
+            (std::vector<std::string>{"pv-user", "pv-alike", "pv-other-owner"}));
+  EXPECT_EQ(u.volumeAttachments, (std::vector<std::string>{"csi-user"}));
+  EXPECT_EQ(u.pods, (std::vector<std::string>{"default/" + smoke}));
+  EXPECT_EQ(u.tests, (std::vector<std::string>{"pv-smoke", "pv-provision", "csi-smoke",
+                                               "csi-ctrl/" + smoke}))
+      << "a retained test volume is not waited for";
+  EXPECT_EQ(describeTests(u),
+            "4 objects of the smoke tests (csi-ctrl/" + smoke + ", csi-smoke, pv-provision, ...)");
+  // With no owner named, every one is in use.
+  const VolumeUsage all =
+      volumeUsage("a.csi", pointers(pvs), pointers(vas), test::podPointers(cached));
+  EXPECT_EQ(all.persistentVolumes.size(), pvs.size());
+  EXPECT_TRUE(all.tests.empty());
+}
+
+TEST(VolumeUsage, OnlyTestsLeftIsEmpty) {
+  const std::vector<Json> pvs = {claimedPv("pv-provision", "csi-ctrl", provisionName("ctrl", "d"))};
+  const VolumeUsage u =
+      volumeUsage("a.csi", pointers(pvs), {}, {}, SmokeTestOwner{"ctrl", "csi-ctrl"});
+  EXPECT_TRUE(u.empty());
+  EXPECT_EQ(u.tests, (std::vector<std::string>{"pv-provision"}));
 }
 
 TEST(VolumeUsage, DescribeCountsAndNamesAFewOfEachKindSorted) {

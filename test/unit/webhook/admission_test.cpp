@@ -145,6 +145,12 @@ TEST_F(Admission, DeletingADriverWhoseVolumesAreInUseIsDeniedCountingAndNamingTh
       "hostpath.csi.k8s.io, and would be stranded without it (nothing could detach, unmount "
       "or delete them). Delete them first, set spec.deletionPolicy: Orphan to leave the "
       "driver running unmanaged, or annotate csiop.dev/force-delete=true to delete it anyway");
+  // Asked for the DriverDeployment and the namespace of its smoke tests (which do not count).
+  EXPECT_EQ(cluster.inUseAskedFor, "hostpath in csi-hostpath");
+  Json elsewhere = example("hostpath.yaml");
+  elsewhere["spec"]["namespace"] = "storage";
+  EXPECT_FALSE(decideOn(request("DELETE", nullptr, elsewhere)).allowed);
+  EXPECT_EQ(cluster.inUseAskedFor, "hostpath in storage");
   // Another driver's volumes are no reason.
   cluster.inUse.clear();
   cluster.inUse["other.csi.k8s.io"] = "1 PersistentVolume (pv-c)";

@@ -58,25 +58,28 @@ struct ClusterState {
   std::map<std::string, std::string> driverDeployments; // name -> driverName
   std::map<std::string, Json> csiDrivers;
   std::map<std::string, std::string> inUse; // driverName -> what of it is in use
+  mutable std::string inUseAskedFor;        // "<DriverDeployment> in <its namespace>", last asked
 
   ClusterView view() {
-    return ClusterView{[this](const std::string& driverName) {
-                         std::vector<std::string> out;
-                         for (const auto& [name, driver] : driverDeployments) {
-                           if (driver == driverName) {
-                             out.push_back(name);
-                           }
-                         }
-                         return out;
-                       },
-                       [this](const std::string& driverName) -> const Json* {
-                         const auto it = csiDrivers.find(driverName);
-                         return it == csiDrivers.end() ? nullptr : &it->second;
-                       },
-                       [this](const std::string& driverName) {
-                         const auto it = inUse.find(driverName);
-                         return it == inUse.end() ? std::string() : it->second;
-                       }};
+    return ClusterView{
+        [this](const std::string& driverName) {
+          std::vector<std::string> out;
+          for (const auto& [name, driver] : driverDeployments) {
+            if (driver == driverName) {
+              out.push_back(name);
+            }
+          }
+          return out;
+        },
+        [this](const std::string& driverName) -> const Json* {
+          const auto it = csiDrivers.find(driverName);
+          return it == csiDrivers.end() ? nullptr : &it->second;
+        },
+        [this](const std::string& driverName, const std::string& name, const std::string& ns) {
+          inUseAskedFor = name + " in " + ns;
+          const auto it = inUse.find(driverName);
+          return it == inUse.end() ? std::string() : it->second;
+        }};
   }
 };
 

@@ -297,6 +297,9 @@ struct Effective {
 // default, without trailing slashes ("/" stays "/").
 std::string kubeletDirOf(const DriverDeploymentSpec& spec);
 
+// The namespace of the DriverDeployment `name`'s workloads: spec.namespace, else "csi-<name>".
+std::string driverNamespaceOf(const std::string& name, const std::string& specNamespace);
+
 // What the Windows node plugin's driver container takes from spec.driver: all but the fields of
 // the Linux pod (securityContext, command, volumes, volumeMounts), which name Linux paths,
 // privileges and binaries; spec.windowsNode.driver gives its own.

@@ -20,6 +20,7 @@
 #include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
+#include <spdlog/spdlog.h>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
@@ -242,6 +243,8 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
     if (!created && !created.alreadyExists()) {
       run.addError(ErrorLine::of("creating the provision test " + claimName + ": ", created));
     } else {
+      spdlog::info("created the provision test {}/{} of DriverDeployment {}", effective.namespace_,
+                   claimName, effective.name);
       provisionsClean_.erase(effective.name);
     }
   }
@@ -261,11 +264,12 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
 }
 
 asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run) {
-  const std::string& dd = run.effective->name;
+  const SmokeTestOwner owner = run.testOwner();
+  const std::string& dd = owner.name;
   if (provisionsClean_.contains(dd)) {
     co_return true;
   }
-  const std::string& ns = run.effective->namespace_;
+  const std::string& ns = owner.namespace_;
   const std::string selector = std::string(kProvisionLabel) + "=" + dd;
   auto listed = co_await kube::attempt(
       client_.listAll(kube::resources::persistentvolumeclaims, ns, {.labelSelector = selector}));
@@ -279,7 +283,9 @@ asio::awaitable<bool> Reconciler::sweepProvisionTests(ReconcileRun& run) {
     if (!member(member(claim, "metadata"), "deletionTimestamp").is_null()) {
       continue;
     }
-    const kube::DeleteOptions options = deleteOnly(metadataField(claim, "uid"));
+    spdlog::info("deleting the provision test {}/{} of DriverDeployment {}", ns, name, dd);
+    const std::string uid = metadataField(claim, "uid");
+    const kube::DeleteOptions options = deleteOnly(uid);
     auto removed = co_await kube::attempt(
         client_.remove(kube::resources::persistentvolumeclaims, ns, name, options));
     if (!removed && !removed.notFound() && !removed.conflict()) {

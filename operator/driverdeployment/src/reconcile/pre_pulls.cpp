@@ -76,8 +76,9 @@ asio::awaitable<void> Reconciler::syncPrePulls(ReconcileRun& run, const PrePulls
     if (keep.contains(name)) {
       continue;
     }
+    const kube::DeleteOptions options = deleteOnly(uid);
     auto removed = co_await kube::attempt(
-        client_.remove(kube::resources::pods, effective.namespace_, name, deleteOnly(uid)));
+        client_.remove(kube::resources::pods, effective.namespace_, name, options));
     if (!removed && !removed.notFound() && !removed.conflict()) {
       run.addError(ErrorLine::of("deleting the pre-pull pod " + name + ": ", removed));
       clean = false;

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include <csiop/api/defaults.hpp>
+#include <csiop/api/json_access.hpp>
 #include <csiop/api/types.hpp>
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/error_line.hpp>
 #include <csiop/driverdeployment/reconciler.hpp>
 #include <csiop/driverdeployment/status.hpp>
+#include <csiop/driverdeployment/volume_usage.hpp>
 
 namespace csiop::driverdeployment {
 
@@ -58,6 +60,16 @@ struct ReconcileRun {
   // A step that needs the pass again after a while though nothing may change meanwhile (a
   // rollout's soak or gate deadline): the shortest wait asked for.
   std::optional<std::chrono::milliseconds> requeue;
+  // The DriverDeployment whose smoke tests are swept: its name and the namespace of its
+  // workloads, from the spec as written when no step has resolved it (the finalizer runs first).
+  SmokeTestOwner testOwner() const {
+    if (effective) {
+      return {effective->name, effective->namespace_};
+    }
+    const api::Json& written = api::member(dd, "spec");
+    return {name, api::driverNamespaceOf(name, api::stringField(written, "namespace"))};
+  }
+
   void requeueAfter(std::chrono::milliseconds after) {
     requeue = requeue ? std::min(*requeue, after) : after;
   }

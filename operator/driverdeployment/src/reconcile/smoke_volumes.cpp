@@ -183,8 +183,9 @@ asio::awaitable<void> Reconciler::startSmokeTests(ReconcileRun& run, const Rollo
 
 asio::awaitable<bool> Reconciler::sweepSmokeTests(ReconcileRun& run,
                                                   const std::set<std::string>& keep) {
-  const std::string& dd = run.effective->name;
-  const std::string& ns = run.effective->namespace_;
+  const SmokeTestOwner owner = run.testOwner();
+  const std::string& dd = owner.name;
+  const std::string& ns = owner.namespace_;
   const std::string selector = std::string(kSmokeLabel) + "=" + dd;
   bool clean = true;
   const std::array<const kube::ResourceRef*, 2> kinds = {&kube::resources::pods,
@@ -216,7 +217,7 @@ asio::awaitable<bool> Reconciler::sweepSmokeTests(ReconcileRun& run,
 }
 
 asio::awaitable<void> Reconciler::endSmokeTests(ReconcileRun& run, bool asked) {
-  const std::string& dd = run.effective->name;
+  const std::string& dd = run.name;
   const auto swept = smokeSwept_.find(dd);
   // Unknown since the operator started: swept once where smoke volumes are asked for (a test
   // the previous process left), else left to the garbage collector with the DriverDeployment.

@@ -53,9 +53,12 @@ struct ClusterView {
   std::function<std::vector<std::string>(const std::string& driverName)> driverDeploymentsUsing;
   // The live CSIDriver named `driverName`, or nullptr.
   std::function<const Json*(const std::string& driverName)> csiDriver;
-  // What of the driver is in use ("2 PersistentVolumes (a, b)"), "" for nothing.
-  // May be empty (not set): nothing is known to be in use.
-  std::function<std::string(const std::string& driverName)> volumesInUse;
+  // What of the driver is in use ("2 PersistentVolumes (a, b)"), "" for nothing; the smoke tests
+  // of the DriverDeployment `name`, whose workloads go into `ns`, do not count (its finalizer
+  // removes them). May be empty (not set): nothing is known to be in use.
+  std::function<std::string(const std::string& driverName, const std::string& name,
+                            const std::string& ns)>
+      volumesInUse;
   // The kinds spec.objects may hold (the operator's --object-kind flags and the built-in ones).
   std::vector<api::ObjectKind> objectKinds = api::builtinObjectKinds();
   // The namespaces drivers may go into (the operator's --driver-namespace flags); empty: any.

@@ -90,7 +90,8 @@ struct Caches {
   // How many nodes list driver `driverName` in their CSINode.
   std::size_t nodesRegistering(const std::string& driverName) const;
   // What of driver `driverName` is in use (deletion protection; the reconciler and the webhook).
-  VolumeUsage volumesOf(const std::string& driverName) const;
+  VolumeUsage volumesOf(const std::string& driverName,
+                        const std::optional<SmokeTestOwner>& owner = std::nullopt) const;
   // The pods with a claim, generic ephemeral or CSI volume.
   std::vector<const CachedPod*> volumeUsers() const;
   bool synced();

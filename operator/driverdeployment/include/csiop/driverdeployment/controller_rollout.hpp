@@ -2,8 +2,8 @@
 // StatefulSet replaces its pods by its own strategy, and the operator judges the new pod
 // template before it calls the rollout done:
 //   Available    every replica runs the new template and is available (the workload's own
-//                status, at its current generation) within progressDeadlineSeconds; a new pod
-//                that crash-loops fails the gate at once;
+//                status, at its current generation), each new pod Ready for kControllerStableFor,
+//                within progressDeadlineSeconds; a new pod that crash-loops fails the gate at once;
 //   SmokeVolume  where spec.rollout.smokeVolume names a StorageClass: one claim of it provisioned
 //                through the new controller (Bound within gateTimeoutSeconds).
 // A failed gate puts the previous revision's template back (the Deployment's ReplicaSet or the
@@ -16,6 +16,7 @@
 // updated replicas and the desired ones.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@
 #include <csiop/driverdeployment/verified_rollout.hpp>
 
 namespace csiop::driverdeployment {
+
+// How long each new replica must have been Ready before the Available gate passes: a container
+// with no readiness probe that exits at start is Ready for a moment before its first crash, and
+// the kubelet restarts it within seconds (then backs off), so a crash shows within this time.
+inline constexpr std::chrono::seconds kControllerStableFor{10};
 
 // The controller workload as its status and its pods tell.
 struct ControllerWorkload {

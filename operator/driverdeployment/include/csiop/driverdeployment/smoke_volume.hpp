@@ -96,6 +96,13 @@ api::Json provisionClaim(const ProvisionTarget& target);
 SmokeResult readProvision(const std::optional<api::Json>& claim,
                           const std::vector<api::Json>& events);
 
+// Whether the claim or pod `name` of namespace `ns` is one of the smoke tests of the
+// DriverDeployment `owner`, whose objects go into `ownerNamespace`: named as smokeName or
+// provisionName make them. The operator removes those itself (a deletion sweeps them first), so
+// they do not count as volumes in use that would keep the driver from being deleted.
+bool smokeTestObject(const std::string& owner, const std::string& ownerNamespace,
+                     const std::string& ns, const std::string& name);
+
 // The name Kubernetes gives the VolumeAttachment of a CSI volume on a node:
 // "csi-" + sha256(volumeHandle + driver + node).
 std::string volumeAttachmentName(const std::string& volumeHandle, const std::string& driver,
