@@ -119,9 +119,10 @@ int main(int argc, char** argv) {
   };
   run(setUp(client));
 
-  webhook::ClusterView cluster{[](const std::string&) { return std::vector<std::string>{}; },
-                               [](const std::string&) -> const Json* { return nullptr; },
-                               [](const std::string&) { return std::string(); }};
+  webhook::ClusterView cluster{
+      [](const std::string&) { return std::vector<std::string>{}; },
+      [](const std::string&) -> const Json* { return nullptr; },
+      [](const std::string&, const std::string&, const std::string&) { return std::string(); }};
   std::size_t questions = 0;
   webhook::AuthorityApi api = app::kubeAuthority(client);
   const auto ask = api.allowed;

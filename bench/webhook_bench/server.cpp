@@ -43,7 +43,7 @@ csiop::webhook::ClusterView benchCluster() {
         return users;
       },
       [](const std::string&) -> const csiop::webhook::Json* { return nullptr; },
-      [](const std::string&) { return std::string(); }};
+      [](const std::string&, const std::string&, const std::string&) { return std::string(); }};
 }
 
 int serve(const std::filesystem::path& certDir) {

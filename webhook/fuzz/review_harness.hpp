@@ -80,7 +80,7 @@ private:
                       }
                       return nullptr;
                     },
-                    [](const std::string& driverName) {
+                    [](const std::string& driverName, const std::string&, const std::string&) {
                       return driverName == kInUseDriver ? std::string("1 PersistentVolume (pv-1)")
                                                         : std::string();
                     }};
