@@ -1,5 +1,6 @@
 #include <csiop/api/defaults.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -427,6 +428,17 @@ std::string kubeletDirOf(const DriverDeploymentSpec& spec) {
   return dir;
 }
 
+bool toleratesEveryTaintOf(const Json& tolerations, const std::string& key) {
+  if (!tolerations.is_array()) {
+    return false;
+  }
+  return std::any_of(tolerations.begin(), tolerations.end(), [&key](const Json& t) {
+    const std::string k = t.is_object() ? t.value("key", std::string()) : std::string();
+    return t.is_object() && t.value("operator", std::string()) == "Exists" &&
+           t.value("effect", std::string()).empty() && (k.empty() || k == key);
+  });
+}
+
 std::string driverNamespaceOf(const std::string& name, const std::string& specNamespace) {
   return specNamespace.empty() ? "csi-" + name : specNamespace;
 }
@@ -446,6 +458,17 @@ Effective resolve(const DriverDeployment& object) {
   out.csiDriver = csiDriver(spec.csiDriver);
   out.node = node(spec, out.imageRegistry);
   out.windowsNode = windowsNode(spec, out.imageRegistry);
+  if (spec.startupTaint) {
+    // The node plugins run where the taint holds everything else: they are what lifts it.
+    out.startupTaint = spec.startupTaint->key;
+    const Json toleration = {{"key", out.startupTaint}, {"operator", "Exists"}};
+    if (!toleratesEveryTaintOf(out.node.tolerations, out.startupTaint)) {
+      out.node.tolerations.push_back(toleration);
+    }
+    if (out.windowsNode && !toleratesEveryTaintOf(out.windowsNode->tolerations, out.startupTaint)) {
+      out.windowsNode->tolerations.push_back(toleration);
+    }
+  }
   if (spec.controller) {
     out.controller = controller(spec, out.csiDriver, out.imageRegistry);
   }

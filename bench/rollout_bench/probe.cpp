@@ -1,9 +1,5 @@
 #include "probe.hpp"
 
-#include <unistd.h>
-
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -67,17 +63,7 @@ double until(const std::string& what, Clock::time_point start, std::chrono::seco
 }
 
 Usage usageOf(e2e::OperatorProcess& op) {
-  // /proc/<pid>/stat: utime and stime are fields 14 and 15, after the command in parentheses.
-  std::ifstream in("/proc/" + std::to_string(op.process().pid()) + "/stat");
-  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-  std::string skip;
-  for (int i = 3; i < 14; ++i)
-    fields >> skip;
-  double utime = 0, stime = 0;
-  fields >> utime >> stime;
-  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  return {(utime + stime) / tick, op.metricSum("csiop_api_requests_total"), op.mutatingRequests()};
+  return {op.cpuSeconds(), op.metricSum("csiop_api_requests_total"), op.mutatingRequests()};
 }
 
 } // namespace csiop::bench

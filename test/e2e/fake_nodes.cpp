@@ -9,7 +9,11 @@ namespace {
 const std::string kPool = "csiop.dev/test-pool";
 
 // kwok's standard fake node (test/cluster/up's), tainted and labelled as one of the pool.
-std::string nodeManifest(const std::string& name) {
+std::string nodeManifest(const std::string& name, const std::vector<std::string>& startupTaints) {
+  std::string taints;
+  for (const std::string& key : startupTaints) {
+    taints += "  - key: " + key + "\n    effect: NoSchedule\n";
+  }
   return R"(apiVersion: v1
 kind: Node
 metadata:
@@ -34,7 +38,7 @@ spec:
          R"(
     value: fake
     effect: NoSchedule
-status:
+)" + taints + R"(status:
   allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
   capacity: {cpu: "32", memory: 256Gi, pods: "110"}
   nodeInfo:
@@ -48,11 +52,12 @@ status:
 
 } // namespace
 
-FakeNodes::FakeNodes(const std::string& prefix, int count) {
+FakeNodes::FakeNodes(const std::string& prefix, int count,
+                     const std::vector<std::string>& startupTaints) {
   std::string manifests;
   for (int i = 0; i < count; ++i) {
     names_.push_back(prefix + "-" + std::to_string(i));
-    manifests += "---\n" + nodeManifest(names_.back());
+    manifests += "---\n" + nodeManifest(names_.back(), startupTaints);
   }
   const auto apply = kubectl({"apply", "-f", "-"}, manifests);
   if (!apply.ok())

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 namespace csiop::e2e {
 
 namespace {
@@ -221,6 +223,19 @@ std::string trimmed(std::string s) {
 
 void deleteDd(const std::string& name) {
   kubectl({"delete", "dd", name, "--ignore-not-found", "--wait=true", "--timeout=60s"});
+}
+
+double OperatorProcess::cpuSeconds() const {
+  // utime and stime are fields 14 and 15, after the command in parentheses.
+  std::ifstream in("/proc/" + std::to_string(process_->pid()) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string skip;
+  for (int i = 3; i < 14; ++i)
+    fields >> skip;
+  double utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 } // namespace csiop::e2e

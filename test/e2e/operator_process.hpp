@@ -52,6 +52,8 @@ public:
   // The sum of every sample of a family (-1 if /metrics does not answer).
   double metricSum(const std::string& family) const;
   double mutatingRequests() const { return metricSum("csiop_api_mutating_requests_total"); }
+  // The CPU time it has used so far, user and system (s), from /proc/<pid>/stat.
+  double cpuSeconds() const;
   // Writes to one resource (the plural), 0 before the first.
   double writesTo(const std::string& resource) const;
   // Writes by resource, as the operator counted them so far.

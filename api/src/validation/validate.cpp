@@ -15,6 +15,35 @@ using validation::idx;
 using validation::Ports;
 using validation::Validator;
 
+namespace {
+
+// A taint key (a qualified name) that is not one Kubernetes itself manages: the operator would
+// remove a taint the node lifecycle controller, the cloud provider or the kubelet sets for a
+// reason (not-ready, unreachable, uninitialized, pressure). readiness.k8s.io/ keys, the Node
+// Readiness Controller's convention for readiness taints, are the admin's.
+void startupTaint(Validator& v, const StartupTaintSpec& taint) {
+  const std::string path = "spec.startupTaint.key";
+  if (taint.key.empty()) {
+    v.add(required(path));
+    return;
+  }
+  v.format(path, taint.key, formats::qualifiedName(taint.key));
+  const std::string::size_type slash = taint.key.find('/');
+  const std::string prefix = slash == std::string::npos ? "" : taint.key.substr(0, slash);
+  const auto under = [&prefix](const std::string& domain) {
+    return prefix == domain ||
+           (prefix.size() > domain.size() && prefix.ends_with("." + domain));
+  };
+  if (prefix != "readiness.k8s.io" && (under("kubernetes.io") || under("k8s.io"))) {
+    v.add(invalid(path, taint.key,
+                  "a taint Kubernetes manages (" + prefix +
+                      "/): the operator would remove it; use a key of your own domain or "
+                      "readiness.k8s.io/"));
+  }
+}
+
+} // namespace
+
 Validation validate(const DriverDeployment& object) {
   Validator v;
   if (object.apiVersion != kApiVersion) {
@@ -96,6 +125,9 @@ Validation validate(const DriverDeployment& object) {
   }
   if (spec.operatorUpdates) {
     v.oneOf("spec.operatorUpdates", *spec.operatorUpdates, {"Manual", "Automatic"});
+  }
+  if (spec.startupTaint) {
+    startupTaint(v, *spec.startupTaint);
   }
   // spec.driver is checked as part of both pods; one mistake is one error.
   std::set<std::string> seen;

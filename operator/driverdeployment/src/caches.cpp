@@ -5,6 +5,7 @@
 #include <csiop/api/json_access.hpp>
 
 #include <csiop/driverdeployment/node_rollout.hpp>
+#include <csiop/driverdeployment/startup_taint.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/render/render.hpp>
 
@@ -21,6 +22,13 @@ std::vector<std::string> registeredDrivers(const CachedCSINode& csiNode) {
 std::vector<std::string> ownerLabelValue(const Json& object) {
   std::string owner = ownerLabelOf(object);
   return owner.empty() ? std::vector<std::string>{} : std::vector<std::string>{std::move(owner)};
+}
+
+std::vector<std::string> startupTaintOf(const Json& driverDeployment) {
+  const Json& key =
+      api::member(api::member(api::member(driverDeployment, "spec"), "startupTaint"), "key");
+  return key.is_string() ? std::vector<std::string>{key.get<std::string>()}
+                         : std::vector<std::string>{};
 }
 
 std::vector<std::string> driverNameOf(const Json& driverDeployment) {
@@ -67,7 +75,12 @@ bool cutDownNode(Json& node) {
   }
   const Json spec = node.value("spec", Json::object());
   if (spec.is_object() && spec.value("unschedulable", false) == true) {
-    slim["spec"] = {{"unschedulable", true}};
+    slim["spec"]["unschedulable"] = true;
+  }
+  if (spec.is_object() && spec.contains("taints") && spec["taints"].is_array() &&
+      !spec["taints"].empty()) {
+    // Whole: a startup taint's removal tests the list as read (startup_taint.hpp).
+    slim["spec"]["taints"] = spec["taints"];
   }
   node = std::move(slim);
   return true;
@@ -108,7 +121,8 @@ std::string ownerLabelOf(const Json& object) {
 kube::FieldMask nodeFields() {
   return typeAndName()
       .keep({"metadata", "annotations", kAllowNodePluginUpdateAnnotation})
-      .keep({"spec", "unschedulable"});
+      .keep({"spec", "unschedulable"})
+      .keep({"spec", "taints"});
 }
 
 kube::FieldMask csiNodeFields() {
@@ -140,9 +154,11 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   pods.setTransform([](Json& pod) { return keptInPodCache(pod); });
   nodes.setFields(nodeFields());
   nodes.setTransform(cutDownNode);
+  nodes.addIndex(kByTaint, taintKeysOf);
   csiNodes.setFields(csiNodeFields());
   csiNodes.addIndex(kByDriver, registeredDrivers);
   driverDeployments.addIndex(kByDriver, driverNameOf);
+  driverDeployments.addIndex(kByTaint, startupTaintOf);
   csiDrivers.addIndex(kByOwner, ownerLabelValue); // every one is cached: foreign ones too
   pods.addIndex(kByOwner, podOwner);
   pods.addIndex(kUsesVolumes, volumeUserIndex);

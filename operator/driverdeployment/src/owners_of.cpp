@@ -5,6 +5,7 @@
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/caches.hpp>
+#include <csiop/driverdeployment/startup_taint.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::driverdeployment {
@@ -25,8 +26,13 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   std::set<std::string> drivers;
   bool deletingOnly = false;
   std::vector<std::string> out;
-  if (kind == "Node") { // the node plugin rollouts waiting on it
+  if (kind == "Node") { // the node plugin rollouts waiting on it, the startup taints it carries
     waitingOn(metadataField(object, "name"), out);
+    for (const std::string& key : taintKeysOf(object)) {
+      for (const Json* dd : caches_.driverDeployments.byIndex(kByTaint, key)) {
+        out.push_back(metadataField(*dd, "name"));
+      }
+    }
   }
   if (const auto used = driversUsedBy(object); !used.empty()) {
     drivers.insert(used.begin(), used.end());

@@ -152,6 +152,7 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   } else {
     status.nodes = api::NodesStatus{0, 0, observed.registered, {}, {}};
   }
+  status.nodes->held = observed.held;
   if (observed.nodeUpdate) {
     status.nodes->updated = observed.nodeUpdate->updated;
     if (!observed.nodeUpdate->waiting.empty()) {
@@ -225,10 +226,15 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
                              counts(controller.ready, controller.desired, "replicas ready"));
   }
   const std::int32_t desiredNodes = observed.nodes ? observed.nodes->desired : 0;
+  // spec.startupTaint: the nodes still held, where the driver is not registered.
+  const std::string heldNote = observed.held.value_or(0) > 0
+                                   ? " (" + std::to_string(*observed.held) +
+                                         " kept from workloads by the startup taint)"
+                                   : std::string();
   if (observed.registered < desiredNodes) {
     pending.emplace_back("RegistrationPending",
                          "driver registered on " +
-                             counts(observed.registered, desiredNodes, "nodes"));
+                             counts(observed.registered, desiredNodes, "nodes") + heldNote);
   }
 
   const bool rollingOut = std::any_of(pending.begin(), pending.end(), [](const auto& p) {
@@ -246,7 +252,7 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   if (pending.empty()) {
     set(make(condition::kReady, true, "Ready",
              "driver registered on " + counts(observed.registered, desiredNodes, "nodes") +
-                 (observed.hasController ? ", controller ready" : ""),
+                 heldNote + (observed.hasController ? ", controller ready" : ""),
              generation));
   } else {
     std::string message;

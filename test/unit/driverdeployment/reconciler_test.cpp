@@ -636,6 +636,66 @@ TEST_F(ReconcilerTest, ADeletionSweepsTheSmokeTestsAndWaitsOnlyWhileTheirVolumes
   EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
 }
 
+// spec.startupTaint: a node is released once its CSINode lists the driver, its other taints
+// kept; one the driver is not registered on stays held (and counted); a taint put back is
+// removed again; a change of the node's taints the cache has not seen yet makes the removal
+// fail its test rather than lose that change.
+TEST_F(ReconcilerTest, TheStartupTaintGoesFromANodeOnceTheDriverIsRegisteredThere) {
+  const std::string key = "example.com/storage-not-ready";
+  const Json startup = {{"key", key}, {"effect", "NoSchedule"}};
+  const Json other = {{"key", "example.com/gpu"}, {"effect", "NoSchedule"}};
+  const auto node = [](const std::string& name, const Json& taints) {
+    return Json{{"metadata", {{"name", name}}}, {"spec", {{"taints", taints}}}};
+  };
+  const auto taintsOf = [this](const std::string& name) {
+    const Json* n = api_.find(r::nodes, "", name);
+    return n == nullptr ? Json() : (*n)["spec"].value("taints", Json::array());
+  };
+  api_.put(r::nodes, node("node-1", Json::array({startup, other})));
+  api_.put(r::nodes, node("node-2", Json::array({startup})));
+  Json dd = driverDeployment();
+  dd["spec"]["startupTaint"] = {{"key", key}};
+  api_.put(r::driverdeployments, dd);
+  api_.put(r::csinodes, csiNode("node-1"));
+  start();
+  queued_.insert("demo");
+  drain();
+  EXPECT_EQ(taintsOf("node-1"), Json::array({other})) << "released, its other taint kept";
+  EXPECT_EQ(taintsOf("node-2"), Json::array({startup})) << "not registered: held";
+  const Json* written = api_.find(r::driverdeployments, "", "demo");
+  ASSERT_NE(written, nullptr);
+  EXPECT_EQ((*written)["status"]["nodes"].value("held", -1), 1);
+  EXPECT_TRUE(recorded("StartupTaintRemoved"));
+  const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ((*ds)["spec"]["template"]["spec"]["tolerations"], Json::array({{{"operator", "Exists"}}}))
+      << "the default tolerations tolerate it already";
+
+  // The driver registers on node-2; a node manager puts the taint back on node-1.
+  api_.put(r::csinodes, csiNode("node-2"));
+  api_.put(r::nodes, node("node-1", Json::array({other, startup})));
+  drain();
+  EXPECT_EQ(taintsOf("node-2"), Json::array());
+  EXPECT_EQ(taintsOf("node-1"), Json::array({other}));
+  EXPECT_EQ((*api_.find(r::driverdeployments, "", "demo"))["status"]["nodes"].value("held", -1),
+            0);
+
+  // Put back again, while another writer adds a taint the cache has not seen yet: the removal's
+  // test fails, nothing is lost, and the pass after the node's change removes it.
+  api_.put(r::nodes, node("node-1", Json::array({other, startup})));
+  settle();
+  api_.hold(r::nodes);
+  const Json third = {{"key", "example.com/maintenance"}, {"effect", "NoSchedule"}};
+  api_.put(r::nodes, node("node-1", Json::array({other, startup, third})));
+  queued_.insert("demo");
+  reconcile("demo");
+  EXPECT_EQ(taintsOf("node-1"), Json::array({other, startup, third}));
+  api_.release(r::nodes);
+  queued_.insert("demo");
+  drain();
+  EXPECT_EQ(taintsOf("node-1"), Json::array({other, third}));
+}
+
 // One watch of every pod serves both readers: the status and the node plugin rollout (the
 // workloads' pods, by the owner label) and the volume decisions (pods with volumes). A pod with
 // neither is not kept; a workload's pod with a volume is both.

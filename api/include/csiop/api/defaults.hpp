@@ -286,6 +286,7 @@ struct Effective {
   bool paused = false;
   EffectiveRollout rollout;
   bool operatorUpdatesAutomatic = false; // spec.operatorUpdates: Manual by default
+  std::string startupTaint;              // spec.startupTaint.key ("": none)
 
   // A controller Deployment or StatefulSet is rendered (spec.controller with placement Workload).
   [[nodiscard]] bool hasControllerWorkload() const {
@@ -296,6 +297,10 @@ struct Effective {
 // The kubelet's root directory the node plugin mounts from: spec.node.kubeletDir or the
 // default, without trailing slashes ("/" stays "/").
 std::string kubeletDirOf(const DriverDeploymentSpec& spec);
+
+// Whether `tolerations` ([]core/v1.Toleration) tolerate every taint of `key` (any value, any
+// effect): a toleration of operator Exists with no effect, and no key or that key.
+bool toleratesEveryTaintOf(const Json& tolerations, const std::string& key);
 
 // The namespace of the DriverDeployment `name`'s workloads: spec.namespace, else "csi-<name>".
 std::string driverNamespaceOf(const std::string& name, const std::string& specNamespace);

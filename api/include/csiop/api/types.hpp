@@ -615,6 +615,16 @@ struct RolloutSpec {
   }
 };
 
+// Nodes kept from workloads until the driver is registered on them: a taint the admin's nodes
+// are created with (the kubelet's --register-with-taints, a node pool's taints). The node plugins
+// tolerate it; the operator removes it from a node once the node's CSINode lists the driver, and
+// again whenever it comes back while the driver stays registered there.
+struct StartupTaintSpec {
+  std::string key; // every taint of this key is removed, whatever its value and effect
+
+  template <class V> void fields(V&& v) { v("key", key); }
+};
+
 struct DriverDeploymentSpec {
   std::string driverName;
   std::optional<std::string> namespace_;
@@ -634,6 +644,7 @@ struct DriverDeploymentSpec {
   // operator's default images, a changed default, a renderer fix), does: Manual (held until an
   // annotation approves it) | Automatic (rolled out like a change of the spec).
   std::optional<std::string> operatorUpdates;
+  std::optional<StartupTaintSpec> startupTaint; // absent: no node is held
   std::optional<std::vector<ConfigMapSpec>> configMaps;
   std::optional<std::vector<ServiceSpec>> services;
   std::optional<std::vector<VolumeSnapshotClassSpec>> volumeSnapshotClasses;
@@ -658,6 +669,7 @@ struct DriverDeploymentSpec {
     v("paused", paused);
     v("rollout", rollout);
     v("operatorUpdates", operatorUpdates);
+    v("startupTaint", startupTaint);
     v("configMaps", configMaps);
     v("services", services);
     v("volumeSnapshotClasses", volumeSnapshotClasses);
@@ -705,6 +717,7 @@ struct NodesStatus {
   std::optional<std::int32_t> ready;               // node plugin pods ready
   std::optional<std::int32_t> registered;          // CSINode objects that list the driver
   std::optional<std::int32_t> updated;             // node plugin pods of the current template
+  std::optional<std::int32_t> held;    // nodes with spec.startupTaint, the driver not registered
   std::optional<std::vector<NodeWaiting>> waiting; // WhenVolumesUnused: nodes not updated yet
 
   template <class V> void fields(V&& v) {
@@ -712,6 +725,7 @@ struct NodesStatus {
     v("ready", ready);
     v("registered", registered);
     v("updated", updated);
+    v("held", held);
     v("waiting", waiting);
   }
 };

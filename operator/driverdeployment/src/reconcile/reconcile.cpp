@@ -45,6 +45,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       {&Reconciler::applyChildren, "children"},              // children.cpp
       {&Reconciler::prune, "prune"},                         // prune.cpp
       {&Reconciler::rollNodePlugins, "nodePlugins"},         // node_plugins.cpp
+      {&Reconciler::releaseStartupTaints, "startupTaints"},  // startup_taints.cpp
       {&Reconciler::reportStatus, "status"},                 // status_step.cpp
   };
   std::optional<ReconcileRun> run = takeSnapshot(name); // snapshot.cpp

@@ -27,8 +27,10 @@ using runtime::Informer;
 // - kByOwner: the owner label's value (the DriverDeployment's name), on every cache selected
 //   by it (children, pods, controllerRevisions) and on the CSIDrivers;
 // - kByDriver: spec.driverName of a DriverDeployment; each driver registered in a CSINode;
-// - kUsesVolumes: "true" on the pods that have a volume the volume decisions read.
+// - kUsesVolumes: "true" on the pods that have a volume the volume decisions read;
+// - kByTaint: each taint key of a Node; spec.startupTaint.key of a DriverDeployment.
 inline constexpr const char* kByOwner = "owner";
+inline constexpr const char* kByTaint = "taint";
 inline constexpr const char* kByDriver = "driver";
 inline constexpr const char* kUsesVolumes = "volumes";
 
@@ -65,9 +67,9 @@ struct Caches {
   PodInformer pods;
   Informer persistentVolumes;
   Informer volumeAttachments;
-  // For the WhenVolumesUnused node plugin rollout: every Node, cut down to its name, whether
-  // it is cordoned and the operator's annotation; the node DaemonSets' revisions (owner label),
-  // without their data.
+  // For the WhenVolumesUnused node plugin rollout and spec.startupTaint: every Node, cut down to
+  // its name, whether it is cordoned, the operator's annotation and its taints (index kByTaint);
+  // the node DaemonSets' revisions (owner label), without their data.
   Informer nodes;
   Informer controllerRevisions;
   // One per child kind: the kinds every driver gets, the companion kinds (ConfigMap, Service,

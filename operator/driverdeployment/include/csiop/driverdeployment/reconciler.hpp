@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -198,6 +199,12 @@ private:
   // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
   // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
+  // startup_taints.cpp: spec.startupTaint: removes it from the nodes where the driver is
+  // registered (startup_taint.hpp) and counts those it still holds.
+  boost::asio::awaitable<StepResult> releaseStartupTaints(ReconcileRun& run);
+  // startup_taints.cpp: one node's removal: false once done (or the node gone, or no patch to
+  // send), true if its taints changed since they were read, else the refusal.
+  boost::asio::awaitable<std::variant<bool, ErrorLine>> release(std::string node, api::Json patch);
   // node_plugins.cpp: what both node plugin rollouts read of a node plugin DaemonSet with
   // `dsUid` from the caches: its current controller-revision-hash ("" : none recorded yet), its
   // pods, and the Node objects of their nodes (those the cache has).

@@ -52,6 +52,8 @@ struct Observed {
   std::optional<Workload> controller; // absent for node-only drivers or not created yet
   bool hasController = false;         // the spec wants a controller workload
   std::int32_t registered = 0;        // CSINodes that list the driver
+  // spec.startupTaint: the nodes that still carry it (the driver not registered there yet).
+  std::optional<std::int32_t> held;
   // Why pods of the node plugin or controller do not run (podProblems()): an
   // image that cannot be pulled, a crash loop, an unschedulable pod.
   std::vector<std::string> podProblems;
