@@ -121,7 +121,7 @@ double percentile(std::vector<double> values, double p) {
 }
 
 int runBench(int count) {
-  if (!e2e::startOwnCluster(kCluster, 0))
+  if (!e2e::startOwnCluster(kCluster, 0, {}, {}))
     return 1;
   int code = 0;
   try {

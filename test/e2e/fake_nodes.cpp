@@ -38,7 +38,8 @@ spec:
          R"(
     value: fake
     effect: NoSchedule
-)" + taints + R"(status:
+)" + taints +
+         R"(status:
   allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
   capacity: {cpu: "32", memory: 256Gi, pods: "110"}
   nodeInfo:

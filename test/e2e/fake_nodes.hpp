@@ -20,7 +20,8 @@ public:
   // Creates `count` nodes named <prefix>-0.. and waits until they are Ready; throws E2EError
   // when they are not within a minute. Each carries also a NoSchedule taint of each of
   // `startupTaints` (the keys a node pool would register its nodes with).
-  FakeNodes(const std::string& prefix, int count, const std::vector<std::string>& startupTaints = {});
+  FakeNodes(const std::string& prefix, int count,
+            const std::vector<std::string>& startupTaints = {});
   ~FakeNodes();
   FakeNodes(const FakeNodes&) = delete;
   FakeNodes& operator=(const FakeNodes&) = delete;

@@ -37,7 +37,9 @@ spec:
 }
 
 bool hasTaint(const Json& node, const std::string& key) {
-  for (const Json& t : node["spec"].value("taints", Json::array())) {
+  if (!node.is_object())
+    return false;
+  for (const Json& t : node.value("spec", Json::object()).value("taints", Json::array())) {
     if (t.value("key", "") == key)
       return true;
   }
@@ -58,7 +60,7 @@ Snapshot snapshot() {
     s.nodes[n["metadata"]["name"]] = n;
   const Json csiNodes = kubectlJson({"get", "csinodes"});
   for (const Json& c : csiNodes["items"]) {
-    for (const Json& d : c["spec"].value("drivers", Json::array())) {
+    for (const Json& d : c.value("spec", Json::object()).value("drivers", Json::array())) {
       if (d.value("name", "") == kDriver)
         s.registered.insert(c["metadata"]["name"].get<std::string>());
     }
@@ -147,7 +149,7 @@ TEST_F(StartupTaint, EachNodeIsReleasedOnlyOnceTheDriverIsRegisteredAndNoOtherTa
   ASSERT_TRUE(kubectl({"patch", "node", node, "--type", "json", "-p", putBack}).ok());
   EXPECT_TRUE(waitFor("the taint put back removed again", 30s, [&](std::string& seen) {
     const Json n = kubectlJson({"get", "node", node});
-    seen = n["spec"].value("taints", Json::array()).dump();
+    seen = n.value("spec", Json::object()).value("taints", Json::array()).dump();
     return !hasTaint(n, kKey) && hasTaint(n, "example.com/writer");
   }));
   ASSERT_TRUE(kubectl({"delete", "dd", "held", "--wait=true", "--timeout=120s"}).ok());
@@ -168,16 +170,16 @@ TEST_F(StartupTaint, ANodeWhereTheDriverIsNotRegisteredStaysHeldAndCounted) {
 )";
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, held).ok());
   EXPECT_TRUE(waitFor("the first node released, the second held", 120s, [&](std::string& seen) {
-    const Snapshot s = snapshot();
+    Snapshot s = snapshot();
     seen = "held " + heldCount();
     return !hasTaint(s.nodes[nodes.names()[0]], kKey) &&
            hasTaint(s.nodes[nodes.names()[1]], kKey) && heldCount() == "1";
   }));
-  const std::string ready = kubectl({"get", "dd", "held", "-o",
-                                     R"(jsonpath={.status.conditions[?(@.type=="Ready")].message})"})
-                                .out;
-  EXPECT_NE(ready.find("(1 kept from workloads by the startup taint)"), std::string::npos)
-      << ready;
+  const std::string ready =
+      kubectl({"get", "dd", "held", "-o",
+               R"(jsonpath={.status.conditions[?(@.type=="Ready")].message})"})
+          .out;
+  EXPECT_NE(ready.find("(1 kept from workloads by the startup taint)"), std::string::npos) << ready;
   std::this_thread::sleep_for(5s);
   EXPECT_TRUE(hasTaint(kubectlJson({"get", "node", nodes.names()[1]}), kKey));
   ASSERT_TRUE(kubectl({"delete", "dd", "held", "--wait=true", "--timeout=120s"}).ok());

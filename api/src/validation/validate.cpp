@@ -31,8 +31,7 @@ void startupTaint(Validator& v, const StartupTaintSpec& taint) {
   const std::string::size_type slash = taint.key.find('/');
   const std::string prefix = slash == std::string::npos ? "" : taint.key.substr(0, slash);
   const auto under = [&prefix](const std::string& domain) {
-    return prefix == domain ||
-           (prefix.size() > domain.size() && prefix.ends_with("." + domain));
+    return prefix == domain || (prefix.size() > domain.size() && prefix.ends_with("." + domain));
   };
   if (prefix != "readiness.k8s.io" && (under("kubernetes.io") || under("k8s.io"))) {
     v.add(invalid(path, taint.key,

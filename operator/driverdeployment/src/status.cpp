@@ -148,9 +148,9 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
 
   if (observed.nodes) {
     status.nodes = api::NodesStatus{
-        observed.nodes->desired, observed.nodes->ready, observed.registered, {}, {}};
+        observed.nodes->desired, observed.nodes->ready, observed.registered, {}, {}, {}};
   } else {
-    status.nodes = api::NodesStatus{0, 0, observed.registered, {}, {}};
+    status.nodes = api::NodesStatus{0, 0, observed.registered, {}, {}, {}};
   }
   status.nodes->held = observed.held;
   if (observed.nodeUpdate) {
@@ -227,10 +227,10 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   }
   const std::int32_t desiredNodes = observed.nodes ? observed.nodes->desired : 0;
   // spec.startupTaint: the nodes still held, where the driver is not registered.
-  const std::string heldNote = observed.held.value_or(0) > 0
-                                   ? " (" + std::to_string(*observed.held) +
-                                         " kept from workloads by the startup taint)"
-                                   : std::string();
+  const std::string heldNote =
+      observed.held.value_or(0) > 0
+          ? " (" + std::to_string(*observed.held) + " kept from workloads by the startup taint)"
+          : std::string();
   if (observed.registered < desiredNodes) {
     pending.emplace_back("RegistrationPending",
                          "driver registered on " +

@@ -668,7 +668,8 @@ TEST_F(ReconcilerTest, TheStartupTaintGoesFromANodeOnceTheDriverIsRegisteredTher
   EXPECT_TRUE(recorded("StartupTaintRemoved"));
   const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
   ASSERT_NE(ds, nullptr);
-  EXPECT_EQ((*ds)["spec"]["template"]["spec"]["tolerations"], Json::array({{{"operator", "Exists"}}}))
+  EXPECT_EQ((*ds)["spec"]["template"]["spec"]["tolerations"],
+            Json::array({{{"operator", "Exists"}}}))
       << "the default tolerations tolerate it already";
 
   // The driver registers on node-2; a node manager puts the taint back on node-1.
@@ -677,8 +678,7 @@ TEST_F(ReconcilerTest, TheStartupTaintGoesFromANodeOnceTheDriverIsRegisteredTher
   drain();
   EXPECT_EQ(taintsOf("node-2"), Json::array());
   EXPECT_EQ(taintsOf("node-1"), Json::array({other}));
-  EXPECT_EQ((*api_.find(r::driverdeployments, "", "demo"))["status"]["nodes"].value("held", -1),
-            0);
+  EXPECT_EQ((*api_.find(r::driverdeployments, "", "demo"))["status"]["nodes"].value("held", -1), 0);
 
   // Put back again, while another writer adds a taint the cache has not seen yet: the removal's
   // test fails, nothing is lost, and the pass after the node's change removes it.

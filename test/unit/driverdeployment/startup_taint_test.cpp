@@ -25,9 +25,9 @@ TEST(StartupTaint, ANodesTaintKeysEachOnce) {
 }
 
 TEST(StartupTaint, TheReleaseRemovesEveryTaintOfTheKeyTestedAgainstTheListRead) {
-  const Json taints = Json::array({taint("example.com/storage", "NoSchedule"),
-                                   taint("other", "NoSchedule", "x"),
-                                   taint("example.com/storage", "NoExecute", "pending")});
+  const Json taints =
+      Json::array({taint("example.com/storage", "NoSchedule"), taint("other", "NoSchedule", "x"),
+                   taint("example.com/storage", "NoExecute", "pending")});
   const Json patch = releasePatch(taints, "example.com/storage");
   ASSERT_EQ(patch.size(), 2u);
   EXPECT_EQ(patch[0], Json({{"op", "test"}, {"path", "/spec/taints"}, {"value", taints}}))

@@ -713,11 +713,11 @@ struct NodeWaiting {
 };
 
 struct NodesStatus {
-  std::optional<std::int32_t> desired;             // nodes the DaemonSet should run on
-  std::optional<std::int32_t> ready;               // node plugin pods ready
-  std::optional<std::int32_t> registered;          // CSINode objects that list the driver
-  std::optional<std::int32_t> updated;             // node plugin pods of the current template
-  std::optional<std::int32_t> held;    // nodes with spec.startupTaint, the driver not registered
+  std::optional<std::int32_t> desired;    // nodes the DaemonSet should run on
+  std::optional<std::int32_t> ready;      // node plugin pods ready
+  std::optional<std::int32_t> registered; // CSINode objects that list the driver
+  std::optional<std::int32_t> updated;    // node plugin pods of the current template
+  std::optional<std::int32_t> held;       // nodes with spec.startupTaint, the driver not registered
   std::optional<std::vector<NodeWaiting>> waiting; // WhenVolumesUnused: nodes not updated yet
 
   template <class V> void fields(V&& v) {

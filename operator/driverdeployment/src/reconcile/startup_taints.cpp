@@ -52,7 +52,8 @@ asio::awaitable<StepResult> Reconciler::releaseStartupTaints(ReconcileRun& run) 
       ++held;
       continue;
     }
-    releases.push_back({name, releasePatch(api::member(api::member(*node, "spec"), "taints"), key)});
+    releases.push_back(
+        {name, releasePatch(api::member(api::member(*node, "spec"), "taints"), key)});
   }
   std::vector<std::string> released;
   for (std::size_t first = 0; first < releases.size(); first += kReleasesAtOnce) {
@@ -98,8 +99,8 @@ asio::awaitable<std::variant<bool, ErrorLine>> Reconciler::release(std::string n
   if (patch.empty()) {
     co_return false; // no taint of the key left: nothing to write
   }
-  auto patched = co_await kube::attempt(client_.patch(kube::resources::nodes, "", node,
-                                                      kube::PatchType::JsonPatch, std::move(patch)));
+  auto patched = co_await kube::attempt(client_.patch(
+      kube::resources::nodes, "", node, kube::PatchType::JsonPatch, std::move(patch)));
   if (patched || patched.notFound()) {
     co_return false;
   }
