@@ -121,7 +121,7 @@ double percentile(std::vector<double> values, double p) {
 }
 
 int runBench(int count) {
-  if (!e2e::startOwnCluster(kCluster, 0, {}, {}))
+  if (!e2e::startOwnCluster(kCluster, 1, {}, {}))
     return 1;
   int code = 0;
   try {
@@ -130,12 +130,18 @@ int runBench(int count) {
     if (!op.waitReady(60s))
       throw std::runtime_error("the operator is not ready: " + op.log());
     e2e::FakeNodes nodes("taint", count, {kKey});
+    // When each change arrived, and its resourceVersion: etcd's revision, one order across
+    // resources, which says which came first where two watch streams deliver a few ms apart.
     std::map<std::string, Clock::time_point> registered;
     std::map<std::string, Clock::time_point> released;
-    const LineWatch nodeWatch({"nodes", "-l", "csiop.dev/test-pool=fake"},
-                              R"({.metadata.name}{" "}{.spec.taints[*].key}{"\n"})");
-    const LineWatch csiNodeWatch({"csinodes"},
-                                 R"({.metadata.name}{" "}{.spec.drivers[*].name}{"\n"})");
+    std::map<std::string, long long> registeredAt;
+    std::map<std::string, long long> releasedAt;
+    const LineWatch nodeWatch(
+        {"nodes", "-l", "csiop.dev/test-pool=fake"},
+        R"({.metadata.name}{" "}{.metadata.resourceVersion}{" "}{.spec.taints[*].key}{"\n"})");
+    const LineWatch csiNodeWatch(
+        {"csinodes"},
+        R"({.metadata.name}{" "}{.metadata.resourceVersion}{" "}{.spec.drivers[*].name}{"\n"})");
     std::this_thread::sleep_for(2s); // both watches listed
     const double cpuBefore = op.cpuSeconds();
     const double requestsBefore = op.metricSum("csiop_api_requests_total");
@@ -149,21 +155,27 @@ int runBench(int count) {
       for (const auto& [at, line] : csiNodeWatch.lines()) {
         std::istringstream in(line);
         std::string name, driver;
-        in >> name;
+        long long revision = 0;
+        in >> name >> revision;
         while (in >> driver) {
-          if (driver == kDriver && !registered.contains(name))
+          if (driver == kDriver && !registered.contains(name)) {
             registered[name] = at;
+            registeredAt[name] = revision;
+          }
         }
       }
       for (const auto& [at, line] : nodeWatch.lines()) {
         std::istringstream in(line);
         std::string name, key;
-        in >> name;
+        long long revision = 0;
+        in >> name >> revision;
         bool tainted = false;
         while (in >> key)
           tainted = tainted || key == kKey;
-        if (!tainted && !released.contains(name) && at > applied)
+        if (!tainted && !released.contains(name) && at > applied) {
           released[name] = at;
+          releasedAt[name] = revision;
+        }
       }
       if (released.size() >= static_cast<std::size_t>(count))
         break;
@@ -178,11 +190,13 @@ int runBench(int count) {
     int early = 0;
     for (const auto& [name, at] : released) {
       const auto reg = registered.find(name);
-      if (reg == registered.end() || at < reg->second) {
+      if (reg == registered.end() || releasedAt[name] < registeredAt[name]) {
         ++early;
         continue;
       }
-      latency.push_back(std::chrono::duration<double, std::milli>(at - reg->second).count());
+      // Arrival times; a release read before its registration's event is 0 ms.
+      latency.push_back(
+          std::max(0.0, std::chrono::duration<double, std::milli>(at - reg->second).count()));
       last = std::max(last, std::chrono::duration<double>(at - applied).count());
     }
     std::printf("\nstartup_taint_bench: %d fake nodes created with the taint %s\n\n", count,
