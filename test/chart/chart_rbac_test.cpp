@@ -220,6 +220,8 @@ TEST(ChartRbac, TheOperatorMayManageEveryKindItRenders) {
   }
   // Node plugin pods replaced one by one (WhenVolumesUnused).
   EXPECT_TRUE(covers(held, "", "pods", "delete", "any-namespace", "any-name"));
+  // The registrar's log of a node where the driver is not registered (registration.cpp).
+  EXPECT_TRUE(covers(held, "", "pods/log", "get", "any-namespace", "any-name"));
   // Referenced configuration, read by name (config hashes); ConfigMaps are companion objects
   // too (cached by the owner label, so listed and watched), Secrets never.
   EXPECT_TRUE(covers(held, "", "configmaps", "get", "any-namespace", "any-name"));
@@ -292,6 +294,8 @@ TEST(ChartRbac, DriverNamespacesNarrowWhatTheOperatorWrites) {
   }
   EXPECT_TRUE(covers(held, "", "pods", "delete", "csi-every", "x"));
   EXPECT_FALSE(covers(held, "", "pods", "delete", "kube-system", "x"));
+  EXPECT_TRUE(covers(held, "", "pods/log", "get", "csi-every", "x"));
+  EXPECT_FALSE(covers(held, "", "pods/log", "get", "kube-system", "x"));
   EXPECT_TRUE(covers(held, "coordination.k8s.io", "leases", "update", "csi-every", "x"));
   EXPECT_FALSE(covers(held, "coordination.k8s.io", "leases", "update", "kube-system", "x"));
   EXPECT_FALSE(covers(held, "coordination.k8s.io", "leases", "update", "kube-node-lease", "x"));
@@ -309,6 +313,14 @@ TEST(ChartRbac, DriverNamespacesNarrowWhatTheOperatorWrites) {
       EXPECT_NE(args.find("--driver-namespace=other"), std::string::npos) << args;
     }
   }
+}
+
+TEST(ChartRbac, PodLogsCanBeDenied) {
+  const auto held = operatorRules(helmTemplate("--set rbac.podLogs=false"));
+  EXPECT_FALSE(covers(held, "", "pods/log", "get", "any-namespace", "any-name"));
+  const auto scoped = operatorRules(
+      helmTemplate("--set rbac.podLogs=false --set 'rbac.driverNamespaces={csi-every}'"));
+  EXPECT_FALSE(covers(scoped, "", "pods/log", "get", "csi-every", "x"));
 }
 
 TEST(ChartRbac, TheWebhookMayAskTheApiServer) {

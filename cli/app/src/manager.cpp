@@ -242,6 +242,9 @@ http::HttpHandler Manager::metricsEndpoint() {
   return [this, measured = std::chrono::steady_clock::time_point(),
           serve = runtime::metricsHandler(metrics_)](const http::HttpRequest& request) mutable {
     metrics_.setWorkqueueDepth(queue_.len());
+    if (reconciling_) {
+      metrics_.setUnregisteredNodes(reconciling_->reconciler.unregisteredNodes());
+    }
     if (const auto now = std::chrono::steady_clock::now();
         reconciling_ && now - measured >= kCacheSizesPeriod) {
       measured = now;

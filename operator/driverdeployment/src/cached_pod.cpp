@@ -1,5 +1,7 @@
 #include <csiop/driverdeployment/cached_pod.hpp>
 
+#include <cstdint>
+
 #include <csiop/api/json_access.hpp>
 #include <csiop/render/render.hpp>
 
@@ -47,6 +49,41 @@ api::WallTime timeField(const Json& object, const char* key) {
   return api::parseRfc3339OrEpoch(stringField(object, key));
 }
 
+std::int32_t int32Field(const Json& object, const char* key) {
+  const Json& value = member(object, key);
+  if (!value.is_number_integer()) {
+    return 0;
+  }
+  const auto n = value.get<std::int64_t>();
+  return n < INT32_MIN || n > INT32_MAX ? 0 : static_cast<std::int32_t>(n);
+}
+
+void readRestarts(const Json& statuses, bool init,
+                  std::vector<CachedPod::RestartedContainer>& out) {
+  if (!statuses.is_array()) {
+    return;
+  }
+  for (const Json& c : statuses) {
+    const std::int32_t restarts = int32Field(c, "restartCount");
+    if (restarts <= 0) {
+      continue;
+    }
+    const Json& last = member(member(c, "lastState"), "terminated");
+    std::string message = stringField(last, "message");
+    if (message.size() > CachedPod::kMaxTerminationMessage) {
+      // The start (the end of a log is the log's to tell), cut where a character begins.
+      std::size_t cut = CachedPod::kMaxTerminationMessage;
+      while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) {
+        --cut;
+      }
+      message.erase(cut);
+    }
+    out.push_back({stringField(c, "name"), restarts, int32Field(last, "exitCode"),
+                   stringField(last, "reason"), std::move(message), timeField(last, "finishedAt"),
+                   init});
+  }
+}
+
 void readConditions(const Json& conditions, CachedPod& pod) {
   if (!conditions.is_array()) {
     return;
@@ -89,6 +126,16 @@ std::vector<std::string> CachedPod::inlineDrivers() const {
     }
   }
   return out;
+}
+
+const CachedPod::RestartedContainer*
+CachedPod::restartedContainer(const std::string& container) const {
+  for (const RestartedContainer& c : restarted) {
+    if (c.name == container) {
+      return &c;
+    }
+  }
+  return nullptr;
 }
 
 std::string CachedPod::crashLoop() const {
@@ -146,7 +193,10 @@ CachedPod decodePod(const Json& pod) {
   readConditions(member(status, "conditions"), out);
   readWaiting(member(status, "initContainerStatuses"), true, out.waiting);
   readWaiting(member(status, "containerStatuses"), false, out.waiting);
+  readRestarts(member(status, "initContainerStatuses"), true, out.restarted);
+  readRestarts(member(status, "containerStatuses"), false, out.restarted);
   out.waiting.shrink_to_fit();
+  out.restarted.shrink_to_fit();
   out.volumes.shrink_to_fit();
   return out;
 }

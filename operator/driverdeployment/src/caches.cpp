@@ -105,7 +105,12 @@ kube::FieldMask podFields() {
     m.keep({"status", "conditions", key});
   }
   for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
-    m.keep({"status", key, "name"}).keep({"status", key, "state", "waiting"});
+    m.keep({"status", key, "name"})
+        .keep({"status", key, "state", "waiting"})
+        .keep({"status", key, "restartCount"});
+    for (const char* last : {"exitCode", "reason", "message", "finishedAt"}) {
+      m.keep({"status", key, "lastState", "terminated", last});
+    }
   }
   // a pod with volumes
   for (const char* key : {"name", "persistentVolumeClaim", "csi", "ephemeral"}) {

@@ -49,6 +49,33 @@ std::string nodeUpdateMessage(const Observed::NodeUpdate& update, std::int32_t d
   return message;
 }
 
+// "node a: NotRegistered: ..." for each node where the driver is not registered.
+std::vector<std::string> registrationLines(const std::vector<api::NodeWaiting>& nodes) {
+  std::vector<std::string> out;
+  out.reserve(nodes.size());
+  for (const api::NodeWaiting& n : nodes) {
+    out.push_back("node " + n.node + ": " + n.reason + ": " + n.message);
+  }
+  return out;
+}
+
+// status.nodes.waiting: the nodes the node plugin rollout waits on and those where the driver is
+// not registered, by node (a node can be in both, with each reason), at most kMaxWaitingNodes.
+std::vector<api::NodeWaiting> waitingNodes(const Observed& observed) {
+  std::vector<api::NodeWaiting> out;
+  if (observed.nodeUpdate) {
+    out = observed.nodeUpdate->waiting;
+  }
+  out.insert(out.end(), observed.unregistered.begin(), observed.unregistered.end());
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const api::NodeWaiting& a, const api::NodeWaiting& b) { return a.node < b.node; });
+  if (out.size() > kMaxWaitingNodes) {
+    out.resize(kMaxWaitingNodes);
+  }
+  return out;
+}
+
 bool rolledOut(const Observed::Workload& workload) {
   return workload.observedCurrent && workload.updated == workload.desired &&
          workload.ready == workload.desired;
@@ -155,12 +182,9 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   status.nodes->held = observed.held;
   if (observed.nodeUpdate) {
     status.nodes->updated = observed.nodeUpdate->updated;
-    if (!observed.nodeUpdate->waiting.empty()) {
-      const auto shown =
-          std::min<std::size_t>(observed.nodeUpdate->waiting.size(), kMaxWaitingNodes);
-      status.nodes->waiting = std::vector<api::NodeWaiting>(
-          observed.nodeUpdate->waiting.begin(), observed.nodeUpdate->waiting.begin() + shown);
-    }
+  }
+  if (std::vector<api::NodeWaiting> waiting = waitingNodes(observed); !waiting.empty()) {
+    status.nodes->waiting = std::move(waiting);
   }
   if (observed.hasController) {
     const auto controller = observed.controller.value_or(Observed::Workload{});
@@ -198,6 +222,9 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   } else if (!observed.podProblems.empty()) {
     set(make(condition::kDegraded, true, "PodsFailing", summarizeProblems(observed.podProblems),
              generation));
+  } else if (!observed.unregistered.empty()) {
+    set(make(condition::kDegraded, true, "RegistrationFailing",
+             summarizeProblems(registrationLines(observed.unregistered)), generation));
   } else {
     set(make(condition::kDegraded, false, "AsExpected", "every object is applied", generation));
   }
@@ -232,9 +259,12 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
           ? " (" + std::to_string(*observed.held) + " kept from workloads by the startup taint)"
           : std::string();
   if (observed.registered < desiredNodes) {
-    pending.emplace_back("RegistrationPending",
-                         "driver registered on " +
-                             counts(observed.registered, desiredNodes, "nodes") + heldNote);
+    pending.emplace_back(
+        "RegistrationPending",
+        "driver registered on " + counts(observed.registered, desiredNodes, "nodes") + heldNote +
+            (observed.unregistered.empty()
+                 ? std::string()
+                 : ": " + summarizeProblems(registrationLines(observed.unregistered), 1)));
   }
 
   const bool rollingOut = std::any_of(pending.begin(), pending.end(), [](const auto& p) {

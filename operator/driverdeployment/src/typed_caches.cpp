@@ -23,6 +23,12 @@ StoreEntry<driverdeployment::CachedPod>::heapBytes(const driverdeployment::Cache
   for (const auto& w : pod.waiting) {
     bytes += heapBytesOf(w.name) + heapBytesOf(w.reason) + heapBytesOf(w.message);
   }
+  if (pod.restarted.capacity() > 0) {
+    bytes += heapChunk(pod.restarted.capacity() * sizeof(CachedPod::RestartedContainer));
+  }
+  for (const auto& r : pod.restarted) {
+    bytes += heapBytesOf(r.name) + heapBytesOf(r.reason) + heapBytesOf(r.message);
+  }
   if (pod.volumes.capacity() > 0) {
     bytes += heapChunk(pod.volumes.capacity() * sizeof(CachedPod::Volume));
   }

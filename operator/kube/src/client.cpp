@@ -189,6 +189,38 @@ awaitable<std::optional<Json>> Client::getOpt(ResourceRef ref, std::string ns, s
   co_return std::move(*found);
 }
 
+awaitable<std::string> Client::podLog(std::string ns, std::string pod, LogOptions options) {
+  requireNamespace(resources::pods, ns, "read the log of");
+  requireName(resources::pods, pod, "read the log of");
+  Query query;
+  query.addIfNotEmpty("container", options.container);
+  if (options.tailLines > 0) {
+    query.add("tailLines", std::to_string(options.tailLines));
+  }
+  if (options.limitBytes > 0) {
+    query.add("limitBytes", std::to_string(options.limitBytes));
+  }
+  if (options.previous) {
+    query.add("previous", "true");
+  }
+  HttpRequest request;
+  request.target = resourcePath(resources::pods, ns, pod, "log") + query.str();
+  const std::string what = "GET " + request.target;
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse response;
+  try {
+    response = co_await http_->send(std::move(request));
+  } catch (...) {
+    observe("get", "pods/log", 0, start);
+    throw;
+  }
+  observe("get", "pods/log", response.status, start);
+  if (response.status < 200 || response.status > 299)
+    throw ApiError(response.status, statusFromResponse(response.status, response.body), what,
+                   parseRetryAfter(response.retryAfter));
+  co_return std::move(response.body);
+}
+
 awaitable<ListResult> Client::list(ResourceRef ref, std::string ns, ListOptions options) {
   Query query;
   query.addIfNotEmpty("labelSelector", options.labelSelector)

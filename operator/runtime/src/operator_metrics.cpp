@@ -99,6 +99,14 @@ struct OperatorMetrics::Metrics {
       histogram(registry, "csiop_webhook_review_duration_seconds",
                 "Time to decide one AdmissionReview, in seconds.", reviewBuckets());
 
+  Family<Gauge>& unregisteredNodes =
+      BuildGauge()
+          .Name("csiop_driver_nodes_unregistered")
+          .Help("Nodes where a DriverDeployment's node plugin runs and its driver is not "
+                "registered in the node's CSINode, by reason (status.nodes.waiting says why).")
+          .Register(registry);
+  std::map<std::map<std::string, std::string>, Gauge*> unregisteredSeries;
+
   Metrics() {
     for (const char* result : {"allowed", "denied", "rejected"}) {
       webhookReviewsTotal.Add({{"result", result}});
@@ -155,6 +163,25 @@ void OperatorMetrics::setCache(std::string_view resource, std::size_t objects,
   const std::map<std::string, std::string> labels = {{"resource", std::string(resource)}};
   metrics_->cacheObjects.Add(labels).Set(static_cast<double>(objects));
   metrics_->cacheHeapBytes.Add(labels).Set(static_cast<double>(heapBytes));
+}
+
+void OperatorMetrics::setUnregisteredNodes(const UnregisteredCounts& counts) {
+  std::map<std::map<std::string, std::string>, Gauge*> now;
+  for (const auto& [driverDeployment, byReason] : counts) {
+    for (const auto& [reason, nodes] : byReason) {
+      std::map<std::string, std::string> labels = {{"driverdeployment", driverDeployment},
+                                                   {"reason", reason}};
+      Gauge& series = metrics_->unregisteredNodes.Add(labels);
+      series.Set(static_cast<double>(nodes));
+      now.emplace(std::move(labels), &series);
+    }
+  }
+  for (const auto& [labels, series] : metrics_->unregisteredSeries) {
+    if (!now.contains(labels)) {
+      metrics_->unregisteredNodes.Remove(series);
+    }
+  }
+  metrics_->unregisteredSeries = std::move(now);
 }
 
 void OperatorMetrics::setLeader(bool leader) {

@@ -69,7 +69,9 @@ Json workloadPod() {
                                  "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
       "containerStatuses": [
         {"name": "driver", "ready": false, "restartCount": 4, "image": "registry.k8s.io/x:1",
-         "imageID": "", "lastState": {"terminated": {"exitCode": 1}},
+         "imageID": "", "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+             "message": "flag provided but not defined", "finishedAt": "2026-01-01T00:05:00Z",
+             "startedAt": "2026-01-01T00:04:59Z", "containerID": "containerd://abc"}},
          "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s"}}},
         {"name": "registrar", "ready": true, "restartCount": 0,
          "state": {"running": {"startedAt": "t"}}}]}
@@ -99,6 +101,15 @@ TEST(CacheFields, AWorkloadPodIsCachedTheSameFromItsMaskedFields) {
   EXPECT_TRUE(cached.unschedulable);
   EXPECT_EQ(cached.waiting.size(), 1U) << "the driver crash-looping";
   EXPECT_EQ(cached.crashLoop(), "driver: back-off 40s");
+  ASSERT_EQ(cached.restarted.size(), 1U) << "the driver restarted; the registrar did not";
+  const CachedPod::RestartedContainer* driver = cached.restartedContainer("driver");
+  ASSERT_NE(driver, nullptr);
+  EXPECT_EQ(driver->restarts, 4);
+  EXPECT_EQ(driver->exitCode, 1);
+  EXPECT_EQ(driver->reason, "Error");
+  EXPECT_EQ(driver->message, "flag provided but not defined");
+  EXPECT_EQ(driver->finished, api::parseRfc3339("2026-01-01T00:05:00Z"));
+  EXPECT_EQ(cached.restartedContainer("registrar"), nullptr);
   EXPECT_EQ(cached.created, api::parseRfc3339("2026-01-01T00:00:00Z"));
   EXPECT_EQ(cached.readySince, api::WallTime{}) << "not ready";
   Json healthy = pod;
@@ -126,6 +137,17 @@ TEST(CacheFields, AVolumeUserIsCachedTheSameFromItsMaskedFields) {
   EXPECT_FALSE(keptInPodCache(withoutOwnerLabel(workloadPod())));
   pod["spec"]["volumes"] = "not a list";
   expectSamePod(pod);
+}
+
+TEST(CacheFields, ALongTerminationMessageIsCutWhereACharacterBegins) {
+  Json pod = workloadPod();
+  // 511 bytes, then a two-byte character across the 512-byte cut.
+  pod["status"]["containerStatuses"][0]["lastState"]["terminated"]["message"] =
+      std::string(511, 'x') + "\xc3\xa9" + std::string(100, 'y');
+  const CachedPod cached = decodePod(pod);
+  ASSERT_EQ(cached.restarted.size(), 1U);
+  EXPECT_EQ(cached.restarted[0].message, std::string(511, 'x'));
+  EXPECT_NO_THROW((void)Json(cached.restarted[0].message).dump());
 }
 
 TEST(CacheFields, AWorkloadPodWithVolumesKeepsBoth) {

@@ -1136,6 +1136,71 @@ TEST_F(VerifiedRolloutTest, ACanaryThatCrashLoopsIsRolledBackAndNoOtherNodeChang
 // The controller Deployment of a verified DriverDeployment: the operator judges each new pod
 // template from the Deployment's status and its pods, and puts the previous ReplicaSet's
 // template back when a gate fails.
+// A node whose plugin pod has been Ready past the grace period while its CSINode does not list the
+// driver is named in the status with the reason and the registrar's own last log lines, read once
+// a minute at most; it goes from the status and the metric once the driver registers.
+TEST_F(VerifiedRolloutTest, ANodeThatDoesNotRegisterIsExplainedWithTheRegistrarsLog) {
+  convergeOnThreeNodes();
+  int logReads = 0;
+  std::string logTarget;
+  api_.intercept([&](const testing::Request& request) -> std::optional<testing::Reply> {
+    if (request.method != "GET" || request.target.find("/log") == std::string::npos) {
+      return std::nullopt;
+    }
+    ++logReads;
+    logTarget = request.target;
+    return testing::Reply{.body = "I1129 main.go:135] Version: v2.13.0\n"
+                                  "I1129 main.go:164] Running node-driver-registrar in mode=\n"
+                                  "I1129 node_register.go:56] Starting Registration Server at: "
+                                  "/registration/demo-reg.sock\n"};
+  });
+  api_.put(r::csinodes,
+           {{"metadata", {{"name", "node-2"}}}, {"spec", {{"drivers", Json::array()}}}});
+  Json pod = *api_.find(r::pods, dsNamespace(), "old-node-2");
+  pod["status"]["conditions"][0]["lastTransitionTime"] = "2024-05-01T09:50:00Z";
+  api_.put(r::pods, pod);
+  pass();
+  const Json status = (*api_.find(r::driverdeployments, "", "demo"))["status"];
+  ASSERT_TRUE(status["nodes"].contains("waiting")) << status.dump();
+  ASSERT_EQ(status["nodes"]["waiting"].size(), 1U) << status.dump();
+  const Json& waiting = status["nodes"]["waiting"][0];
+  EXPECT_EQ(waiting["node"], "node-2");
+  EXPECT_EQ(waiting["reason"], "NotRegistered");
+  const std::string message = waiting["message"];
+  EXPECT_NE(message.find("plugin pod old-node-2 has been Ready since 2024-05-01T09:50:00Z"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the registrar's log ends: \"I1129 main.go:135] Version: v2.13.0\" / "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Starting Registration Server at: /registration/demo-reg.sock\""),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(logTarget, "/api/v1/namespaces/" + dsNamespace() +
+                           "/pods/old-node-2/log?container=node-driver-registrar&tailLines=6"
+                           "&limitBytes=4096");
+  bool degraded = false;
+  for (const Json& c : status["conditions"]) {
+    if (c["type"] == "Degraded") {
+      degraded = c["status"] == "True" && c["reason"] == "RegistrationFailing";
+    }
+  }
+  EXPECT_TRUE(degraded) << status.dump();
+  EXPECT_EQ(reconciler_.unregisteredNodes().at("demo"),
+            (std::map<std::string, std::int32_t>{{"NotRegistered", 1}}));
+
+  // Another pass within the minute reads no log again, and writes nothing new.
+  pass();
+  EXPECT_EQ(logReads, 1);
+
+  api_.put(r::csinodes, csiNode("node-2"));
+  pass();
+  const Json after = (*api_.find(r::driverdeployments, "", "demo"))["status"];
+  EXPECT_FALSE(after["nodes"].contains("waiting")) << after.dump();
+  EXPECT_TRUE(reconciler_.unregisteredNodes().at("demo").empty());
+  EXPECT_EQ(logReads, 1);
+}
+
 class ControllerRolloutTest : public VerifiedRolloutTest {
 protected:
   Json deployment() const {

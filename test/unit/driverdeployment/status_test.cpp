@@ -45,6 +45,45 @@ TEST(Status, NotReadyUntilEveryNodeRegistered) {
   EXPECT_EQ(cond(s, "Progressing").status, "False"); // the rollout itself is done
 }
 
+TEST(Status, NodesWhereTheDriverIsNotRegisteredAreNamedWithTheirReason) {
+  auto o = rolledOut();
+  o.registered = 1;
+  o.unregistered = {{"b", "NotRegistered", "plugin pod p-b has been Ready since T0, ..."},
+                    {"c", "RegistrarRestarting", "the registrar of plugin pod p-c restarted"}};
+  o.nodeUpdate = Observed::NodeUpdate{2, 1, {{"a", "VolumesInUse", "pod x uses a volume"}}};
+  const auto s = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(cond(s, "Ready").reason, "RegistrationPending");
+  EXPECT_EQ(cond(s, "Ready").message,
+            "driver registered on 1/3 nodes: node b: NotRegistered: plugin pod p-b has been "
+            "Ready since T0, ...; and 1 more");
+  EXPECT_EQ(cond(s, "Degraded").status, "True");
+  EXPECT_EQ(cond(s, "Degraded").reason, "RegistrationFailing");
+  EXPECT_EQ(cond(s, "Degraded").message,
+            "node b: NotRegistered: plugin pod p-b has been Ready since T0, ...; node c: "
+            "RegistrarRestarting: the registrar of plugin pod p-c restarted");
+  ASSERT_TRUE(s.nodes->waiting);
+  ASSERT_EQ(s.nodes->waiting->size(), 3u); // the rollout's waits and the registrations, by node
+  EXPECT_EQ((*s.nodes->waiting)[0].reason, "VolumesInUse");
+  EXPECT_EQ((*s.nodes->waiting)[1].node, "b");
+  EXPECT_EQ((*s.nodes->waiting)[2].reason, "RegistrarRestarting");
+  // A pod that does not run says so first.
+  o.podProblems = {"pod csi/p-c: container node-driver-registrar: CrashLoopBackOff: back-off"};
+  EXPECT_EQ(cond(computeStatus(o, std::nullopt, "T1"), "Degraded").reason, "PodsFailing");
+}
+
+TEST(Status, TheWaitingNodesStayWithinTheSchemasLimit) {
+  auto o = rolledOut();
+  o.registered = 0;
+  o.nodes = Observed::Workload{true, 30, 30, 30};
+  for (int i = 0; i < 30; ++i) {
+    o.unregistered.push_back({"n" + std::to_string(100 + i), "NoCSINode", "m"});
+  }
+  const auto s = computeStatus(o, std::nullopt, "T1");
+  ASSERT_TRUE(s.nodes->waiting);
+  EXPECT_EQ(s.nodes->waiting->size(), 20u);
+  EXPECT_EQ(s.nodes->waiting->front().node, "n100");
+}
+
 TEST(Status, ProgressingDuringRollout) {
   auto o = rolledOut();
   o.nodes = Observed::Workload{true, 3, 1, 2};

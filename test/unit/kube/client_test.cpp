@@ -73,6 +73,35 @@ TEST_F(ClientTest, GetReturnsTheObjectAndTellsTheObserver) {
   EXPECT_EQ(observed_[1].resource, "driverdeployments");
 }
 
+TEST_F(ClientTest, PodLogIsTheTextOfTheContainersLogWithItsBounds) {
+  serve([](const Request& r) {
+    if (r.target.find("/forbidden/") != std::string::npos) {
+      return json(status(403, "Forbidden", "pods \"p\" is forbidden"), 403);
+    }
+    Reply text;
+    text.body = "line one\nline two\n";
+    text.contentType = "text/plain";
+    return text;
+  });
+  const kube::LogOptions options{
+      .container = "node-driver-registrar", .tailLines = 6, .limitBytes = 4096, .previous = true};
+  EXPECT_EQ(run(client_->podLog("csi", "p", options)), "line one\nline two\n");
+  EXPECT_EQ(last().target, "/api/v1/namespaces/csi/pods/p/log?container=node-driver-registrar"
+                           "&tailLines=6&limitBytes=4096&previous=true");
+  EXPECT_EQ(run(client_->podLog("csi", "p")), "line one\nline two\n");
+  EXPECT_EQ(last().target, "/api/v1/namespaces/csi/pods/p/log");
+  try {
+    run(client_->podLog("forbidden", "p"));
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.isForbidden());
+  }
+  ASSERT_EQ(observed_.size(), 3u);
+  EXPECT_EQ(observed_[0].verb, "get");
+  EXPECT_EQ(observed_[0].resource, "pods/log");
+  EXPECT_EQ(observed_[2].code, 403);
+}
+
 TEST_F(ClientTest, ErrorAnswersBecomeApiErrors) {
   serve([](const Request& r) {
     if (r.target.find("/gone") != std::string::npos)

@@ -148,6 +148,34 @@ TEST(OperatorMetricsTest, MutatingVerbs) {
 }
 
 // docs/reference/metrics.md has a row for every family served, with its type.
+// One series per DriverDeployment and reason as of the last call; those no longer there are gone.
+TEST(OperatorMetricsTest, UnregisteredNodesReplaceTheirSeries) {
+  OperatorMetrics metrics;
+  metrics.setUnregisteredNodes(
+      {{"a", {{"NotRegistered", 2}, {"NoCSINode", 1}}}, {"b", {{"RegistrarRestarting", 1}}}});
+  const std::string first = metrics.exposition();
+  EXPECT_NE(
+      first.find(
+          "# TYPE csiop_driver_nodes_unregistered gauge\n"
+          "csiop_driver_nodes_unregistered{driverdeployment=\"a\",reason=\"NoCSINode\"} 1\n"
+          "csiop_driver_nodes_unregistered{driverdeployment=\"a\",reason=\"NotRegistered\"} 2\n"
+          "csiop_driver_nodes_unregistered{driverdeployment=\"b\",reason=\"RegistrarRestarting\"} "
+          "1\n"),
+      std::string::npos)
+      << first;
+  metrics.setUnregisteredNodes({{"a", {{"NotRegistered", 1}}}, {"b", {}}});
+  const std::string second = metrics.exposition();
+  EXPECT_NE(
+      second.find(
+          "csiop_driver_nodes_unregistered{driverdeployment=\"a\",reason=\"NotRegistered\"} 1\n"),
+      std::string::npos)
+      << second;
+  EXPECT_EQ(second.find("NoCSINode"), std::string::npos) << second;
+  EXPECT_EQ(second.find("RegistrarRestarting"), std::string::npos) << second;
+  metrics.setUnregisteredNodes({});
+  EXPECT_EQ(metrics.exposition().find("csiop_driver_nodes_unregistered{"), std::string::npos);
+}
+
 TEST(Docs, MetricsReferenceListsEveryFamily) {
   std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/docs/reference/metrics.md");
   ASSERT_TRUE(in) << "docs/reference/metrics.md is missing";
@@ -156,6 +184,7 @@ TEST(Docs, MetricsReferenceListsEveryFamily) {
   metrics.observeApiRequest("get", "pods", 200); // the families whose series come with labels
   metrics.observeApiRequest("apply", "pods", 200);
   metrics.setCache("pods", 1, 1024);
+  metrics.setUnregisteredNodes({{"hostpath", {{"NotRegistered", 1}}}});
   std::istringstream exposition(metrics.exposition());
   int families = 0;
   for (std::string line; std::getline(exposition, line);) {
@@ -167,7 +196,7 @@ TEST(Docs, MetricsReferenceListsEveryFamily) {
     const std::string row = "| `" + type[1].str() + "` | " + type[2].str() + " |";
     EXPECT_NE(page.find(row), std::string::npos) << "no row " << row;
   }
-  EXPECT_EQ(families, 11);
+  EXPECT_EQ(families, 12);
 }
 
 } // namespace

@@ -14,6 +14,8 @@ void Reconciler::forget(const std::string& name) {
   prePullsLeft_.erase(name);
   controllerRollouts_.erase(name);
   provisionsClean_.erase(name);
+  registrarLogs_.erase(name);
+  unregistered_.erase(name);
   stopWaitingForPrerequisites(name);
   applied_.forgetOwner(name);
 }
@@ -21,7 +23,8 @@ void Reconciler::forget(const std::string& name) {
 std::size_t Reconciler::trackedStateEntries() const {
   std::size_t n = statusWritten_.size() + forcedDeletions_.size() + waitingNodes_.size() +
                   rollouts_.size() + smokeSwept_.size() + prePullsLeft_.size() +
-                  controllerRollouts_.size() + provisionsClean_.size() + applied_.size();
+                  controllerRollouts_.size() + provisionsClean_.size() + applied_.size() +
+                  registrarLogs_.size() + unregistered_.size();
   for (const auto& [what, names] : waitingFor_) {
     n += names.size();
   }

@@ -46,6 +46,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       {&Reconciler::prune, "prune"},                         // prune.cpp
       {&Reconciler::rollNodePlugins, "nodePlugins"},         // node_plugins.cpp
       {&Reconciler::releaseStartupTaints, "startupTaints"},  // startup_taints.cpp
+      {&Reconciler::explainRegistration, "registration"},    // registration.cpp
       {&Reconciler::reportStatus, "status"},                 // status_step.cpp
   };
   std::optional<ReconcileRun> run = takeSnapshot(name); // snapshot.cpp

@@ -30,6 +30,19 @@ struct CachedPod {
     bool init = false; // of initContainerStatuses
     bool operator==(const WaitingContainer&) const = default;
   };
+  // A container that has restarted: how often, and how its last run ended (lastState.terminated),
+  // the evidence of why a registrar does not register (registration_problems.hpp).
+  struct RestartedContainer {
+    std::string name;
+    std::int32_t restarts = 0;
+    std::int32_t exitCode = 0;
+    std::string reason;  // Error, OOMKilled, Completed
+    std::string message; // the termination message, at most kMaxTerminationMessage bytes
+    api::WallTime finished{};
+    bool init = false;
+    bool operator==(const RestartedContainer&) const = default;
+  };
+  static constexpr std::size_t kMaxTerminationMessage = 512;
   // A volume the volume decisions read: a claim, a generic ephemeral volume (its claim is
   // <pod>-<volume>) or an inline CSI volume.
   struct Volume {
@@ -57,7 +70,8 @@ struct CachedPod {
   api::WallTime readySince{}; // condition Ready's lastTransitionTime, when ready
   // condition PodScheduled is False for reason Unschedulable: its message.
   std::optional<std::string> unschedulable;
-  std::vector<WaitingContainer> waiting; // init containers first
+  std::vector<WaitingContainer> waiting;     // init containers first
+  std::vector<RestartedContainer> restarted; // restartCount > 0 only; init containers first
   std::vector<Volume> volumes;
 
   bool operator==(const CachedPod&) const = default;
@@ -66,6 +80,8 @@ struct CachedPod {
   bool usesVolumes() const { return !volumes.empty(); }
   // A container waits in CrashLoopBackOff: "<container>: <message>"; "" if none does.
   std::string crashLoop() const;
+  // The container `name` if it has restarted, else nullptr.
+  const RestartedContainer* restartedContainer(const std::string& name) const;
   // The CSI drivers of its inline volumes.
   std::vector<std::string> inlineDrivers() const;
   // "namespace/name".

@@ -4,7 +4,8 @@
 //   take a snapshot -> hold while paused -> finalize unless blocked -> load the spec (or report
 //   it invalid) -> compute the desired objects -> check the prerequisites -> check the driver
 //   name -> ensure the finalizer, claim the driver name and apply the ServiceAccounts (at the
-//   same time) -> apply the children -> prune -> roll the node plugins -> write the status
+//   same time) -> apply the children -> prune -> roll the node plugins -> release the startup
+//   taints -> explain the nodes where the driver is not registered -> write the status
 //
 // Each step goes on, ends the pass with a ReconcileResult, or ends it with the status step (a
 // paused DriverDeployment, an invalid spec, a driver name conflict: what to report is set on the
@@ -32,7 +33,9 @@
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/error_line.hpp>
 #include <csiop/driverdeployment/pre_pull.hpp>
+#include <csiop/driverdeployment/registrar_logs.hpp>
 #include <csiop/driverdeployment/registration_clock.hpp>
+#include <csiop/driverdeployment/registration_problems.hpp>
 #include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/driverdeployment/status.hpp>
 #include <csiop/driverdeployment/verified_rollout.hpp>
@@ -130,6 +133,11 @@ public:
   // it reconciled is gone (for tests).
   std::size_t trackedStateEntries() const;
 
+  // DriverDeployment -> reason -> nodes where its plugin runs and it is not registered, as of
+  // its last pass (registration_problems.hpp): csiop_driver_nodes_unregistered.
+  using UnregisteredCounts = std::map<std::string, std::map<std::string, std::int32_t>>;
+  const UnregisteredCounts& unregisteredNodes() const { return unregistered_; }
+
   // The image the smoke tests of spec.rollout.smokeVolume run in (the operator's own; "": none,
   // and a smoke test fails at its Start stage, saying so), and its pull policy.
   void setSmokeImage(std::string image, std::string pullPolicy);
@@ -202,6 +210,11 @@ private:
   // startup_taints.cpp: spec.startupTaint: removes it from the nodes where the driver is
   // registered (startup_taint.hpp) and counts those it still holds.
   boost::asio::awaitable<StepResult> releaseStartupTaints(ReconcileRun& run);
+  // registration.cpp: the nodes where the plugin runs and the driver is not registered, why, and
+  // the registrar's last log lines (registration_problems.hpp, registrar_logs.hpp).
+  boost::asio::awaitable<StepResult> explainRegistration(ReconcileRun& run);
+  // registration.cpp: the evidence of one registrar's log, and whether it could be read.
+  boost::asio::awaitable<std::pair<std::string, bool>> readRegistrarLog(UnregisteredNode node);
   // startup_taints.cpp: one node's removal: false once done (or the node gone, or no patch to
   // send), true if its taints changed since they were read, else the refusal.
   boost::asio::awaitable<std::variant<bool, ErrorLine>> release(std::string node, api::Json patch);
@@ -375,6 +388,9 @@ private:
   std::map<std::string, RolloutRecord> controllerRollouts_;
   // DriverDeployments known to have no provision claim left (swept, and none made since).
   std::set<std::string> provisionsClean_;
+  // DriverDeployment -> the registrar logs read for its unregistered nodes.
+  std::map<std::string, RegistrarLogs> registrarLogs_;
+  UnregisteredCounts unregistered_;
   // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
   // (only those being deleted if `deletingOnly`).
   void waitingOn(const std::string& node, std::vector<std::string>& out) const;

@@ -52,6 +52,10 @@ struct Observed {
   std::optional<Workload> controller; // absent for node-only drivers or not created yet
   bool hasController = false;         // the spec wants a controller workload
   std::int32_t registered = 0;        // CSINodes that list the driver
+  // Nodes where the plugin runs and the driver is not registered, with the reason and the
+  // evidence (registration_problems.hpp), sorted by node: status.nodes.waiting, and the
+  // RegistrationFailing condition.
+  std::vector<api::NodeWaiting> unregistered;
   // spec.startupTaint: the nodes that still carry it (the driver not registered there yet).
   std::optional<std::int32_t> held;
   // Why pods of the node plugin or controller do not run (podProblems()): an

@@ -61,6 +61,13 @@ struct GetOptions {
   std::string_view subresource = {};     // e.g. "status", "scale"
 };
 
+struct LogOptions {
+  std::string_view container = {}; // "" : the pod's only container
+  std::int64_t tailLines = 0;      // the last lines only; 0: all
+  std::int64_t limitBytes = 0;     // at most this much; 0: no limit
+  bool previous = false;           // the last terminated instance of the container
+};
+
 struct ListOptions {
   std::string_view labelSelector = {}; // e.g. "app=x,tier in (a,b)"
   std::string_view fieldSelector = {}; // e.g. "metadata.name=x"
@@ -193,6 +200,9 @@ public:
   boost::asio::awaitable<bool> removeIfExists(ResourceRef ref, std::string ns, std::string name,
                                               DeleteOptions options = {});
   boost::asio::awaitable<Watch> watch(ResourceRef ref, std::string ns, WatchOptions options = {});
+  // GET pods/<pod>/log: the container's log as text (the API server asks the pod's kubelet).
+  boost::asio::awaitable<std::string> podLog(std::string ns, std::string pod,
+                                             LogOptions options = {});
 
   // The resources a group version serves; std::nullopt if the group version is not served.
   boost::asio::awaitable<std::optional<ApiResourceList>> discovery(std::string group,

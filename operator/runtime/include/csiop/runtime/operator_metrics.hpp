@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,6 +52,13 @@ public:
   // csiop_cache_objects{resource} and csiop_cache_heap_bytes{resource}: the objects an informer
   // cache holds and about how much heap they take (Store::heapBytes), as of the scrape.
   void setCache(std::string_view resource, std::size_t objects, std::size_t heapBytes);
+
+  // csiop_driver_nodes_unregistered{driverdeployment,reason}: nodes where a DriverDeployment's
+  // plugin runs and its driver is not registered, by reason (RegistrarRestarting, NoCSINode,
+  // NotRegistered), as of each one's last reconcile; `counts` replaces every series (one that
+  // is no longer there is gone, not 0, as with kube-state-metrics' per-object series).
+  using UnregisteredCounts = std::map<std::string, std::map<std::string, std::int32_t>>;
+  void setUnregisteredNodes(const UnregisteredCounts& counts);
 
   // The text exposition format 0.0.4.
   std::string exposition() const;
