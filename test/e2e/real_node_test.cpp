@@ -1501,6 +1501,145 @@ TEST_F(RealNode, AVerifiedControllerRolloutRollsBackACrashLoopAndProvisionsThrou
 
 // --- Deletion -------------------------------------------------------------------------------
 
+// The kubernetes-csi hostpath driver on the real node only, with its node plugin's kubelet
+// directory `kubeletDir` and its registrar given `registrarArgs` (YAML flow list).
+std::string unregisteredDriverManifest(const std::string& kubeletDir,
+                                       const std::string& registrarArgs) {
+  return R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: unregistered
+spec:
+  driverName: unregistered.csiop.dev
+  namespace: csi-unregistered
+  csiDriver:
+    attachRequired: false
+    volumeLifecycleModes: [Ephemeral]
+  driver:
+    image: )" +
+         kHostpathImage +
+         R"(
+    imagePullPolicy: Never
+    args: [--drivername=unregistered.csiop.dev, --endpoint=$(CSI_ENDPOINT), --nodeid=$(KUBE_NODE_NAME)]
+    securityContext:
+      privileged: true
+    # The registration directory the node plugin mounts must exist (hostPath type Directory):
+    # made here, where the kubelet never looks.
+    volumes:
+    - name: made-registration-dir
+      hostPath:
+        path: )" +
+         kubeletDir +
+         R"(/plugins_registry
+        type: DirectoryOrCreate
+    volumeMounts:
+    - name: made-registration-dir
+      mountPath: /made-registration-dir
+  node:
+    kubeletDir: )" +
+         kubeletDir +
+         R"(
+    nodeSelector:
+      csiop.dev/real-node: "true"
+    registrar:
+      args: )" +
+         registrarArgs + "\n";
+}
+
+// The first node the status names as waiting, as "reason|message".
+std::string firstWaitingNode(const std::string& dd) {
+  const Json status = kubectlJson({"get", "dd", dd}).value("status", Json::object());
+  for (const auto& w : status.value("nodes", Json::object()).value("waiting", Json::array())) {
+    if (w.value("node", "") == kNode) {
+      return w.value("reason", "") + "|" + w.value("message", "");
+    }
+  }
+  return status.dump();
+}
+
+// The leader's csiop_driver_nodes_unregistered series of `dd` (its lines of the exposition).
+std::string unregisteredSeries(const std::string& dd, const std::string& leader) {
+  const auto scraped =
+      kubectl({"get", "--raw",
+               "/api/v1/namespaces/" + kNamespace + "/pods/" + leader + ":8080/proxy/metrics"});
+  std::string out;
+  std::istringstream lines(scraped.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("csiop_driver_nodes_unregistered{driverdeployment=\"" + dd + "\"")) {
+      out += line + "\n";
+    }
+  }
+  return out.empty() ? scraped.err : out;
+}
+
+// "driver name X not found in the list of registered CSI drivers", explained without a pod log:
+// a registrar the kubelet never hears from (its socket in a directory that is not the kubelet's;
+// the plugin pod Ready), then one the kubelet refuses (a registration path where no driver
+// listens: the registrar exits). Each is named on its node with the reason and the registrar's
+// own words, and counted by reason in the leader's metrics.
+TEST_F(RealNode, ANodeThatDoesNotRegisterTheDriverIsExplainedWithTheRegistrarsOwnWords) {
+  ASSERT_NO_FATAL_FAILURE(ensureHostpath());
+  // A directory under the kubelet's (its mount is shared, as the plugin's Bidirectional mounts
+  // need), which is not the kubelet's own.
+  const auto apply =
+      kubectl({"apply", "-f", "-"},
+              unregisteredDriverManifest("/var/lib/kubelet/csiop-test-not-the-kubelet", "[]"));
+  ASSERT_TRUE(apply.ok()) << apply;
+  std::string waiting;
+  EXPECT_TRUE(waitFor("the node is reported NotRegistered with the registrar's log", 150s,
+                      [&](std::string& seen) {
+                        seen = waiting = firstWaitingNode("unregistered");
+                        return seen.starts_with("NotRegistered|") &&
+                               seen.find("the registrar's log ends: \"") != std::string::npos &&
+                               seen.find("Registration Server") != std::string::npos;
+                      }));
+  EXPECT_NE(waiting.find("has been Ready since"), std::string::npos) << waiting;
+  EXPECT_EQ(conditionField("unregistered", "Degraded", "reason"), "RegistrationFailing")
+      << ddStatus("unregistered");
+  EXPECT_NE(conditionField("unregistered", "Ready", "message").find("NotRegistered"),
+            std::string::npos)
+      << ddStatus("unregistered");
+  const std::string holder = leaseHolder();
+  std::string leader;
+  for (const auto& p : operatorPods()) {
+    if (holder.find(p) != std::string::npos) {
+      leader = p;
+    }
+  }
+  ASSERT_FALSE(leader.empty()) << holder;
+  EXPECT_TRUE(waitFor("the leader counts the node", 30s, [&](std::string& seen) {
+    seen = unregisteredSeries("unregistered", leader);
+    return seen.find("reason=\"NotRegistered\"} 1") != std::string::npos;
+  }));
+
+  // The kubelet's directory, but a registration path where no driver listens: the kubelet
+  // takes the registrar's socket, cannot reach the driver, and refuses the plugin.
+  const auto refused =
+      kubectl({"apply", "-f", "-"},
+              unregisteredDriverManifest("/var/lib/kubelet",
+                                         "[--kubelet-registration-path=/var/lib/kubelet/plugins/"
+                                         "csiop-test-nowhere/csi.sock]"));
+  ASSERT_TRUE(refused.ok()) << refused;
+  EXPECT_TRUE(waitFor("the node is reported RegistrarRestarting with the exited registrar's log",
+                      180s, [&](std::string& seen) {
+                        seen = waiting = firstWaitingNode("unregistered");
+                        return seen.starts_with("RegistrarRestarting|") &&
+                               seen.find("the exited registrar's log ends: \"") !=
+                                   std::string::npos;
+                      }));
+  EXPECT_NE(waiting.find("with exit code"), std::string::npos) << waiting;
+  EXPECT_NE(waiting.find("csiop-test-nowhere"), std::string::npos)
+      << "the kubelet's refusal, in the registrar's words: " << waiting;
+  EXPECT_TRUE(waitFor("the leader counts it by its new reason", 30s, [&](std::string& seen) {
+    seen = unregisteredSeries("unregistered", leader);
+    return seen.find("reason=\"RegistrarRestarting\"} 1") != std::string::npos &&
+           seen.find("NotRegistered") == std::string::npos;
+  }));
+  EXPECT_FALSE(registeredDrivers().contains("unregistered.csiop.dev"));
+  deleteDd("unregistered");
+  EXPECT_FALSE(exists({"dd", "unregistered"}));
+}
+
 TEST_F(RealNode, DeletingTheDriverUnderAMountedVolumeIsRefusedByTheChartsWebhook) {
   ASSERT_NO_FATAL_FAILURE(ensureWriter());
   const std::string pv = pvOf("data");

@@ -16,7 +16,7 @@ std::string_view trimmed(std::string_view line) {
 
 } // namespace
 
-std::string logEvidence(std::string_view log, std::size_t lines) {
+std::vector<std::string> logLines(std::string_view log, std::size_t lines) {
   std::vector<std::string_view> kept;
   while (!log.empty() && kept.size() < lines) {
     const auto end = log.find_last_not_of('\n');
@@ -32,13 +32,43 @@ std::string logEvidence(std::string_view log, std::size_t lines) {
       kept.push_back(line);
     }
   }
-  std::string out;
+  std::vector<std::string> out;
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
-    std::string line = printableLine(*it, kRegistrarLogLineMax);
-    if (it->size() > kRegistrarLogLineMax) {
+    std::string squeezed;
+    for (const char ch : *it) {
+      if (ch != ' ' || squeezed.empty() || squeezed.back() != ' ') {
+        squeezed += ch;
+      }
+    }
+    std::string line = printableLine(squeezed, kRegistrarLogLineMax);
+    if (squeezed.size() > kRegistrarLogLineMax) {
       line += "...";
     }
-    out += (out.empty() ? "\"" : " / \"") + line + "\"";
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+std::string quotedTail(const std::vector<std::string>& lines, std::size_t budget) {
+  if (lines.empty()) {
+    return {};
+  }
+  constexpr std::string_view kSeparator = " / ";
+  constexpr std::string_view kLeftOut = "... / ";
+  std::size_t first = lines.size();
+  std::size_t size = 0;
+  while (first > 0) {
+    const std::size_t more = lines[first - 1].size() + 2 + (first < lines.size() ? 3 : 0);
+    const std::size_t leftOut = first - 1 > 0 ? kLeftOut.size() : 0;
+    if (size + more + leftOut > budget && first < lines.size()) {
+      break;
+    }
+    size += more;
+    --first;
+  }
+  std::string out = first > 0 ? std::string(kLeftOut) : std::string();
+  for (std::size_t i = first; i < lines.size(); ++i) {
+    out += (i > first ? std::string(kSeparator) : std::string()) + "\"" + lines[i] + "\"";
   }
   return out;
 }
@@ -49,24 +79,26 @@ bool RegistrarLogs::due(const UnregisteredNode& node, Clock::time_point now) con
          read->second.previous != node.previousLog || now - read->second.at >= kRegistrarLogRefresh;
 }
 
-void RegistrarLogs::record(const UnregisteredNode& node, std::string evidence, bool readable,
-                           Clock::time_point now) {
-  byPod_[node.podUid] = {node.restarts, node.previousLog, readable, std::move(evidence), now};
+void RegistrarLogs::record(const UnregisteredNode& node, std::vector<std::string> lines,
+                           std::string error, Clock::time_point now) {
+  byPod_[node.podUid] = {node.restarts, node.previousLog, std::move(lines), std::move(error), now};
 }
 
-std::string RegistrarLogs::noteFor(const UnregisteredNode& node) const {
+std::string RegistrarLogs::noteFor(const UnregisteredNode& node, std::size_t budget) const {
   const auto read = byPod_.find(node.podUid);
   if (read == byPod_.end()) {
     return {};
   }
-  const char* which = read->second.previous ? "the exited registrar's log" : "the registrar's log";
-  if (!read->second.readable) {
-    return std::string("; ") + which + " could not be read (" + read->second.evidence + ")";
+  const std::string which =
+      read->second.previous ? "the exited registrar's log" : "the registrar's log";
+  if (!read->second.error.empty()) {
+    return "; " + which + " could not be read (" + read->second.error + ")";
   }
-  if (read->second.evidence.empty()) {
-    return std::string("; ") + which + " is empty";
+  if (read->second.lines.empty()) {
+    return "; " + which + " is empty";
   }
-  return std::string("; ") + which + " ends: " + read->second.evidence;
+  const std::string lead = "; " + which + " ends: ";
+  return lead + quotedTail(read->second.lines, budget > lead.size() ? budget - lead.size() : 0);
 }
 
 void RegistrarLogs::retain(const std::set<std::string>& podUids) {

@@ -205,6 +205,7 @@ awaitable<std::string> Client::podLog(std::string ns, std::string pod, LogOption
   }
   HttpRequest request;
   request.target = resourcePath(resources::pods, ns, pod, "log") + query.str();
+  request.timeout = options.timeout;
   const std::string what = "GET " + request.target;
   const auto start = std::chrono::steady_clock::now();
   HttpResponse response;

@@ -153,12 +153,25 @@ TEST(RegistrationProblems, PrintableLineKeepsAStatusMessageValidAndBounded) {
   EXPECT_EQ(printableLine("\n\nx", 10), "x");
 }
 
-TEST(RegistrarLogs, EvidenceIsTheLastLinesQuotedAndCut) {
-  EXPECT_EQ(logEvidence(""), "");
-  EXPECT_EQ(logEvidence("one\n\ntwo  \nthree\n", 2), "\"two\" / \"three\"");
-  EXPECT_EQ(logEvidence("only"), "\"only\"");
-  const std::string evidence = logEvidence(std::string(1000, 'y') + "\n");
-  EXPECT_EQ(evidence, "\"" + std::string(kRegistrarLogLineMax, 'y') + "...\"");
+TEST(RegistrarLogs, TheLastLinesAreKeptSqueezedAndCut) {
+  using Lines = std::vector<std::string>;
+  EXPECT_EQ(logLines(""), Lines{});
+  EXPECT_EQ(logLines("one\n\ntwo  \nthree\n", 2), (Lines{"two", "three"}));
+  EXPECT_EQ(logLines("only"), Lines{"only"});
+  EXPECT_EQ(logLines("I1129 12:09:55.952750       1 main.go:145] \"Version\""),
+            Lines{"I1129 12:09:55.952750 1 main.go:145] \"Version\""});
+  EXPECT_EQ(logLines(std::string(1000, 'y') + "\n"),
+            Lines{std::string(kRegistrarLogLineMax, 'y') + "..."});
+}
+
+TEST(RegistrarLogs, TheTailThatFitsIsQuotedTheEndFirst) {
+  const std::vector<std::string> lines = {"first", "second", "the error"};
+  EXPECT_EQ(quotedTail(lines, 1000), "\"first\" / \"second\" / \"the error\"");
+  // "... / " (6) + "second" quoted (8) + " / " (3) + "the error" quoted (11) = 28
+  EXPECT_EQ(quotedTail(lines, 28), "... / \"second\" / \"the error\"");
+  EXPECT_EQ(quotedTail(lines, 27), "... / \"the error\"");
+  EXPECT_EQ(quotedTail(lines, 3), "... / \"the error\"") << "the last line, whatever the budget";
+  EXPECT_EQ(quotedTail({}, 100), "");
 }
 
 TEST(RegistrarLogs, ALogIsReadAgainAfterTheRefreshOrARestartAndForgottenWithItsPod) {
@@ -166,22 +179,23 @@ TEST(RegistrarLogs, ALogIsReadAgainAfterTheRefreshOrARestartAndForgottenWithItsP
   const auto t0 = RegistrarLogs::Clock::time_point{} + 1h;
   UnregisteredNode node{"a", "csi", "p", "uid-p", registration::kNotRegistered, "m", false, 0};
   EXPECT_TRUE(logs.due(node, t0));
-  EXPECT_EQ(logs.noteFor(node), "");
-  logs.record(node, "\"Registration Server started\"", true, t0);
+  EXPECT_EQ(logs.noteFor(node, 1000), "");
+  logs.record(node, {"Registration Server started"}, "", t0);
   EXPECT_FALSE(logs.due(node, t0 + 59s));
   EXPECT_TRUE(logs.due(node, t0 + kRegistrarLogRefresh));
-  EXPECT_EQ(logs.noteFor(node), "; the registrar's log ends: \"Registration Server started\"");
+  EXPECT_EQ(logs.noteFor(node, 1000),
+            "; the registrar's log ends: \"Registration Server started\"");
 
   UnregisteredNode restarted = node;
   restarted.reason = registration::kRegistrarRestarting;
   restarted.previousLog = true;
   restarted.restarts = 1;
   EXPECT_TRUE(logs.due(restarted, t0 + 1s));
-  logs.record(restarted, "the operator may not read pods/log", false, t0 + 1s);
-  EXPECT_EQ(logs.noteFor(restarted), "; the exited registrar's log could not be read (the "
-                                     "operator may not read pods/log)");
-  logs.record(restarted, "", true, t0 + 2s);
-  EXPECT_EQ(logs.noteFor(restarted), "; the exited registrar's log is empty");
+  logs.record(restarted, {}, "the operator may not read pods/log", t0 + 1s);
+  EXPECT_EQ(logs.noteFor(restarted, 1000), "; the exited registrar's log could not be read (the "
+                                           "operator may not read pods/log)");
+  logs.record(restarted, {}, "", t0 + 2s);
+  EXPECT_EQ(logs.noteFor(restarted, 1000), "; the exited registrar's log is empty");
 
   logs.retain({"uid-other"});
   EXPECT_EQ(logs.size(), 0u);

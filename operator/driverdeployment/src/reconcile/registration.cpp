@@ -68,19 +68,21 @@ asio::awaitable<StepResult> Reconciler::explainRegistration(ReconcileRun& run) {
     }
   }
   if (!toRead.empty()) {
-    std::vector<asio::awaitable<std::pair<std::string, bool>>> reads;
+    std::vector<asio::awaitable<RegistrarLogRead>> reads;
     for (const UnregisteredNode& node : toRead) {
       reads.push_back(readRegistrarLog(node));
     }
-    std::vector<std::pair<std::string, bool>> read = co_await runtime::allOf(std::move(reads));
+    std::vector<RegistrarLogRead> read = co_await runtime::allOf(std::move(reads));
     for (std::size_t i = 0; i < toRead.size(); ++i) {
-      registrarLogs_[run.name].record(toRead[i], std::move(read[i].first), read[i].second,
+      registrarLogs_[run.name].record(toRead[i], std::move(read[i].lines), std::move(read[i].error),
                                       steadyNow);
     }
   }
   const RegistrarLogs& current = registrarLogs_[run.name]; // the map may have changed meanwhile
   for (const UnregisteredNode& node : problems.nodes) {
-    std::string message = node.message + current.noteFor(node);
+    const std::size_t budget =
+        node.message.size() < kMaxWaitingMessage ? kMaxWaitingMessage - node.message.size() : 0;
+    std::string message = node.message + current.noteFor(node, budget);
     if (message.size() > kMaxWaitingMessage) {
       message.erase(kMaxWaitingMessage - 3);
       message += "...";
@@ -92,23 +94,23 @@ asio::awaitable<StepResult> Reconciler::explainRegistration(ReconcileRun& run) {
   co_return std::nullopt;
 }
 
-asio::awaitable<std::pair<std::string, bool>> Reconciler::readRegistrarLog(UnregisteredNode node) {
+asio::awaitable<Reconciler::RegistrarLogRead> Reconciler::readRegistrarLog(UnregisteredNode node) {
   const kube::LogOptions options{.container = kRegistrarContainer,
                                  .tailLines = kRegistrarLogLines,
                                  .limitBytes = kRegistrarLogBytes,
                                  .previous = node.previousLog};
   auto log = co_await kube::attempt(client_.podLog(node.podNamespace, node.pod, options));
-  if (!log) {
-    spdlog::debug("reading the registrar's log of pod {}/{}: {}", node.podNamespace, node.pod,
-                  log.message());
-    co_return std::pair<std::string, bool>{
-        log.apiError() != nullptr && log.apiError()->isForbidden()
-            ? std::string("the operator may not read pods/log: chart value "
-                          "rbac.podLogs")
-            : printableLine(log.message(), 200),
-        false};
+  RegistrarLogRead read;
+  if (log) {
+    read.lines = logLines(*log);
+    co_return read;
   }
-  co_return std::pair<std::string, bool>{logEvidence(*log), true};
+  spdlog::debug("reading the registrar's log of pod {}/{}: {}", node.podNamespace, node.pod,
+                log.message());
+  read.error = log.apiError() != nullptr && log.apiError()->isForbidden()
+                   ? std::string("the operator may not read pods/log: chart value rbac.podLogs")
+                   : printableLine(log.message(), 200);
+  co_return read;
 }
 
 } // namespace csiop::driverdeployment

@@ -213,8 +213,12 @@ private:
   // registration.cpp: the nodes where the plugin runs and the driver is not registered, why, and
   // the registrar's last log lines (registration_problems.hpp, registrar_logs.hpp).
   boost::asio::awaitable<StepResult> explainRegistration(ReconcileRun& run);
-  // registration.cpp: the evidence of one registrar's log, and whether it could be read.
-  boost::asio::awaitable<std::pair<std::string, bool>> readRegistrarLog(UnregisteredNode node);
+  // registration.cpp: the last lines of one registrar's log, or why they could not be read.
+  struct RegistrarLogRead {
+    std::vector<std::string> lines;
+    std::string error;
+  };
+  boost::asio::awaitable<RegistrarLogRead> readRegistrarLog(UnregisteredNode node);
   // startup_taints.cpp: one node's removal: false once done (or the node gone, or no patch to
   // send), true if its taints changed since they were read, else the refusal.
   boost::asio::awaitable<std::variant<bool, ErrorLine>> release(std::string node, api::Json patch);

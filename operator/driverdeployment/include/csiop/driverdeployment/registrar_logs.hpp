@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <csiop/driverdeployment/registration_problems.hpp>
 
@@ -27,11 +28,16 @@ inline constexpr std::size_t kRegistrarLogsPerPass = 3;
 inline constexpr std::int64_t kRegistrarLogLines = 6;
 inline constexpr std::int64_t kRegistrarLogBytes = 4096;
 // A log line longer than this is cut (a message stays readable).
-inline constexpr std::size_t kRegistrarLogLineMax = 300;
+inline constexpr std::size_t kRegistrarLogLineMax = 400;
 
-// The evidence a log gives: its last `lines` non-blank lines, each trimmed and cut at
-// kRegistrarLogLineMax, quoted and joined with " / ". "" for an empty log.
-std::string logEvidence(std::string_view log, std::size_t lines = kRegistrarLogLines);
+// The last `lines` non-blank lines of a log, each trimmed, its runs of spaces squeezed to one
+// (klog pads its header) and cut at kRegistrarLogLineMax ("..." added), as printable ASCII.
+std::vector<std::string> logLines(std::string_view log, std::size_t lines = kRegistrarLogLines);
+
+// The last of `lines` that fit in `budget` bytes, each quoted, joined with " / ", and "... / "
+// first if earlier ones were left out: the end of a log says most (the error the registrar exits
+// on). "" if `lines` is empty.
+std::string quotedTail(const std::vector<std::string>& lines, std::size_t budget);
 
 class RegistrarLogs {
 public:
@@ -39,11 +45,14 @@ public:
 
   // Whether `node`'s registrar log should be read now.
   bool due(const UnregisteredNode& node, Clock::time_point now) const;
-  // What a read gave: the log's evidence (logEvidence), or why it could not be read.
-  void record(const UnregisteredNode& node, std::string evidence, bool readable,
+  // What a read gave: the log's last lines (logLines), or why it could not be read (`error`
+  // not empty).
+  void record(const UnregisteredNode& node, std::vector<std::string> lines, std::string error,
               Clock::time_point now);
-  // The message's addition for `node`: "; the registrar's log: ..." ("" if none was read).
-  std::string noteFor(const UnregisteredNode& node) const;
+  // The message's addition for `node`, at most about `budget` bytes: "; the registrar's log
+  // ends: ..." with the lines that fit (quotedTail), or why it could not be read; "" if none
+  // was read.
+  std::string noteFor(const UnregisteredNode& node, std::size_t budget) const;
   // Forgets every pod not in `podUids` (those no longer reported).
   void retain(const std::set<std::string>& podUids);
   std::size_t size() const { return byPod_.size(); }
@@ -52,8 +61,8 @@ private:
   struct Read {
     std::int32_t restarts = 0;
     bool previous = false;
-    bool readable = false;
-    std::string evidence;
+    std::vector<std::string> lines;
+    std::string error;
     Clock::time_point at;
   };
   std::map<std::string, Read> byPod_; // pod uid -> the last read

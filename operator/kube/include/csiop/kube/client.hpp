@@ -66,6 +66,8 @@ struct LogOptions {
   std::int64_t tailLines = 0;      // the last lines only; 0: all
   std::int64_t limitBytes = 0;     // at most this much; 0: no limit
   bool previous = false;           // the last terminated instance of the container
+  // The whole request (the API server asks the node's kubelet, which may not answer at all).
+  std::chrono::milliseconds timeout = std::chrono::seconds(5);
 };
 
 struct ListOptions {
