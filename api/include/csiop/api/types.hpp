@@ -699,10 +699,13 @@ struct Condition {
   }
 };
 
-// A node whose node plugin waits for its update (updateStrategy WhenVolumesUnused).
+// A node that waits: for its node plugin's update (updateStrategy WhenVolumesUnused, a verified
+// rollout), or for the driver's registration there.
 struct NodeWaiting {
   std::string node;
-  std::string reason; // VolumesInUse, MaxUnavailable, InvalidAnnotation
+  // VolumesInUse, MaxUnavailable, InvalidAnnotation, PullingImages, ImagePullFailed;
+  // NotRegistered, NoCSINode, RegistrarRestarting
+  std::string reason;
   std::string message;
 
   template <class V> void fields(V&& v) {
@@ -718,7 +721,7 @@ struct NodesStatus {
   std::optional<std::int32_t> registered; // CSINode objects that list the driver
   std::optional<std::int32_t> updated;    // node plugin pods of the current template
   std::optional<std::int32_t> held;       // nodes with spec.startupTaint, the driver not registered
-  std::optional<std::vector<NodeWaiting>> waiting; // WhenVolumesUnused: nodes not updated yet
+  std::optional<std::vector<NodeWaiting>> waiting; // nodes not updated yet, or not registered
 
   template <class V> void fields(V&& v) {
     v("desired", desired);
