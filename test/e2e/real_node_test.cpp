@@ -1499,7 +1499,7 @@ TEST_F(RealNode, AVerifiedControllerRolloutRollsBackACrashLoopAndProvisionsThrou
   std::filesystem::remove_all("/var/lib/csiop-test-ctrl-data");
 }
 
-// --- Deletion -------------------------------------------------------------------------------
+// --- Why the driver is not registered on a node --------------------------------------------
 
 // The kubernetes-csi hostpath driver on the real node only, with its node plugin's kubelet
 // directory `kubeletDir` and its registrar given `registrarArgs` (YAML flow list).
@@ -1639,6 +1639,8 @@ TEST_F(RealNode, ANodeThatDoesNotRegisterTheDriverIsExplainedWithTheRegistrarsOw
   deleteDd("unregistered");
   EXPECT_FALSE(exists({"dd", "unregistered"}));
 }
+
+// --- Deletion -------------------------------------------------------------------------------
 
 TEST_F(RealNode, DeletingTheDriverUnderAMountedVolumeIsRefusedByTheChartsWebhook) {
   ASSERT_NO_FATAL_FAILURE(ensureWriter());
