@@ -1590,7 +1590,7 @@ TEST_F(RealNode, ANodeThatDoesNotRegisterTheDriverIsExplainedWithTheRegistrarsOw
                       [&](std::string& seen) {
                         seen = waiting = firstWaitingNode("unregistered");
                         return seen.starts_with("NotRegistered|") &&
-                               seen.find("the registrar's log ends: \"") != std::string::npos &&
+                               seen.find("the registrar's log ends: ") != std::string::npos &&
                                seen.find("Registration Server") != std::string::npos;
                       }));
   EXPECT_NE(waiting.find("has been Ready since"), std::string::npos) << waiting;
@@ -1624,8 +1624,7 @@ TEST_F(RealNode, ANodeThatDoesNotRegisterTheDriverIsExplainedWithTheRegistrarsOw
                       180s, [&](std::string& seen) {
                         seen = waiting = firstWaitingNode("unregistered");
                         return seen.starts_with("RegistrarRestarting|") &&
-                               seen.find("the exited registrar's log ends: \"") !=
-                                   std::string::npos;
+                               seen.find("the exited registrar's log ends: ") != std::string::npos;
                       }));
   EXPECT_NE(waiting.find("with exit code"), std::string::npos) << waiting;
   EXPECT_NE(waiting.find("csiop-test-nowhere"), std::string::npos)
