@@ -107,6 +107,26 @@ Json statusJson(const Status& status) {
   return out;
 }
 
+// One request, answered 2xx or thrown (TransportError, or ApiError with the server's Status);
+// `observed(code)` is told the HTTP code (0: no answer) either way. The response of call() and
+// of the requests that are not JSON (a pod's log).
+template <class Observed>
+awaitable<HttpResponse> exchange(HttpClient& http, HttpRequest request, const Observed& observed) {
+  const std::string what = std::string(toString(request.method)) + " " + request.target;
+  HttpResponse response;
+  try {
+    response = co_await http.send(std::move(request));
+  } catch (...) {
+    observed(0);
+    throw;
+  }
+  observed(response.status);
+  if (response.status < 200 || response.status > 299)
+    throw ApiError(response.status, statusFromResponse(response.status, response.body), what,
+                   parseRetryAfter(response.retryAfter));
+  co_return response;
+}
+
 } // namespace
 
 std::string_view Client::manager(std::string_view requested) const {
@@ -148,17 +168,8 @@ awaitable<Json> Client::call(std::string_view verb, std::string_view resource, H
                              const FieldMask* fields) {
   const std::string what = std::string(toString(request.method)) + " " + request.target;
   const auto start = std::chrono::steady_clock::now();
-  HttpResponse response;
-  try {
-    response = co_await http_->send(std::move(request));
-  } catch (...) {
-    observe(verb, resource, 0, start);
-    throw;
-  }
-  observe(verb, resource, response.status, start);
-  if (response.status < 200 || response.status > 299)
-    throw ApiError(response.status, statusFromResponse(response.status, response.body), what,
-                   parseRetryAfter(response.retryAfter));
+  const auto observed = [&](int code) { observe(verb, resource, code, start); };
+  HttpResponse response = co_await exchange(*http_, std::move(request), observed);
   Json json = parseOrDiscard(response.body, fields);
   if (json.is_discarded())
     throw TransportError(
@@ -206,19 +217,9 @@ awaitable<std::string> Client::podLog(std::string ns, std::string pod, LogOption
   HttpRequest request;
   request.target = resourcePath(resources::pods, ns, pod, "log") + query.str();
   request.timeout = options.timeout;
-  const std::string what = "GET " + request.target;
   const auto start = std::chrono::steady_clock::now();
-  HttpResponse response;
-  try {
-    response = co_await http_->send(std::move(request));
-  } catch (...) {
-    observe("get", "pods/log", 0, start);
-    throw;
-  }
-  observe("get", "pods/log", response.status, start);
-  if (response.status < 200 || response.status > 299)
-    throw ApiError(response.status, statusFromResponse(response.status, response.body), what,
-                   parseRetryAfter(response.retryAfter));
+  const auto observed = [&](int code) { observe("get", "pods/log", code, start); };
+  HttpResponse response = co_await exchange(*http_, std::move(request), observed);
   co_return std::move(response.body);
 }
 
