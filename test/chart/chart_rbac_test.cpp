@@ -235,6 +235,10 @@ TEST(ChartRbac, TheOperatorMayManageEveryKindItRenders) {
   }
   EXPECT_FALSE(covers(held, "", "secrets", "list", "any-namespace", ""));
   EXPECT_TRUE(covers(held, "", "events", "create", "default", ""));
+  // The FailedCreate Events of the workloads (caches.cpp).
+  for (const char* verb : {"list", "watch"}) {
+    EXPECT_TRUE(covers(held, "", "events", verb, "", "")) << verb << " events";
+  }
   EXPECT_TRUE(covers(held, "apiextensions.k8s.io", "customresourcedefinitions", "patch", "",
                      "driverdeployments.csiop.dev"));
   EXPECT_FALSE(covers(held, "apiextensions.k8s.io", "customresourcedefinitions", "patch", "",

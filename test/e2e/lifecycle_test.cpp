@@ -62,13 +62,6 @@ std::string firstNode() {
   return kubectl({"get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"}).out;
 }
 
-std::string conditionField(const std::string& dd, const std::string& type,
-                           const std::string& field) {
-  return kubectl({"get", "dd", dd, "-o",
-                  "jsonpath={.status.conditions[?(@.type==\"" + type + "\")]." + field + "}"})
-      .out;
-}
-
 // Reasons of the Events recorded for DriverDeployment `dd`.
 std::string eventReasons(const std::string& dd) {
   return kubectl({"get", "events", "-n", "default", "--field-selector",

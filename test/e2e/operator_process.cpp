@@ -143,6 +143,17 @@ std::string ddCondition(const std::string& dd, const std::string& type) {
       .out;
 }
 
+std::string conditionField(const std::string& dd, const std::string& type,
+                           const std::string& field) {
+  return kubectl({"get", "dd", dd, "-o",
+                  "jsonpath={.status.conditions[?(@.type==\"" + type + "\")]." + field + "}"})
+      .out;
+}
+
+std::string ddStatus(const std::string& dd) {
+  return kubectl({"get", "dd", dd, "-o", "jsonpath={.status}"}).out;
+}
+
 bool exists(const std::vector<std::string>& what) {
   std::vector<std::string> args = {"get"};
   args.insert(args.end(), what.begin(), what.end());

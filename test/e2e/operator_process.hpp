@@ -78,6 +78,11 @@ private:
 void registerDriverOnNodes(const std::string& driver);
 // status of condition `type` of DriverDeployment `dd` ("" if absent)
 std::string ddCondition(const std::string& dd, const std::string& type);
+// `field` (reason, message, ...) of condition `type` of DriverDeployment `dd` ("" if absent)
+std::string conditionField(const std::string& dd, const std::string& type,
+                           const std::string& field);
+// The status of DriverDeployment `dd`, as JSON text (for messages)
+std::string ddStatus(const std::string& dd);
 // `kubectl get <what...>` succeeds
 bool exists(const std::vector<std::string>& what);
 void deleteDd(const std::string& name);

@@ -3,6 +3,8 @@
 // tells the truth in its status.
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -397,6 +399,61 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
       }));
   kubectl({"delete", "namespace", ns, "--wait=false"});
   // The CRDs stay, as the suite's cluster had them.
+}
+
+// A DaemonSet whose pods a ResourceQuota refuses says so only in a FailedCreate Event: the status
+// says it within seconds, naming the workload and the quota, and no longer once the quota allows
+// the pods.
+TEST_F(Operator, PodsAQuotaRefusesAreReportedWithinSecondsAndClearedWhenAllowed) {
+  const std::string ns = "csi-no-pods";
+  ASSERT_TRUE(kubectl({"create", "namespace", ns}).ok());
+  const std::string quota = R"(apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: no-pods
+  namespace: csi-no-pods
+spec:
+  hard:
+    pods: "0"
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, quota).ok());
+  EXPECT_TRUE(waitFor("the quota is in force", 30s, [&](std::string& seen) {
+    seen =
+        kubectl({"get", "resourcequota", "no-pods", "-n", ns, "-o", "jsonpath={.status.hard}"}).out;
+    return !seen.empty();
+  }));
+  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: no-pods
+spec:
+  driverName: no-pods.csi.example.com
+  namespace: csi-no-pods
+  driver:
+    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(waitFor("Degraded names the DaemonSet and the quota", 60s, [&](std::string& seen) {
+    seen = conditionField("no-pods", "Degraded", "reason") + ": " +
+           conditionField("no-pods", "Degraded", "message");
+    return seen.starts_with("PodsNotCreated: DaemonSet csi-no-pods/no-pods-node cannot create its "
+                            "pods: ") &&
+           seen.find("exceeded quota: no-pods") != std::string::npos;
+  }));
+  const auto took =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
+  std::cout << "[ figure ] reported " << took.count() << " s after the apply\n";
+  EXPECT_NE(conditionField("no-pods", "Ready", "message").find("exceeded quota"), std::string::npos)
+      << ddStatus("no-pods");
+
+  ASSERT_TRUE(kubectl({"delete", "resourcequota", "no-pods", "-n", ns}).ok());
+  EXPECT_TRUE(waitFor("the report goes once the pods are created", 120s, [&](std::string& seen) {
+    seen = conditionField("no-pods", "Degraded", "reason");
+    return seen != "PodsNotCreated";
+  }));
+  deleteDd("no-pods");
+  kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
 } // namespace

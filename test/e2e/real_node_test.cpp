@@ -135,17 +135,6 @@ bool allContainersReady(const Json& pods, std::string& seen) {
   return ready;
 }
 
-std::string ddStatus(const std::string& dd) {
-  return kubectl({"get", "dd", dd, "-o", "jsonpath={.status}"}).out;
-}
-
-std::string conditionField(const std::string& dd, const std::string& type,
-                           const std::string& field) {
-  return kubectl({"get", "dd", dd, "-o",
-                  "jsonpath={.status.conditions[?(@.type==\"" + type + "\")]." + field + "}"})
-      .out;
-}
-
 bool ddReadyAtCurrentGeneration(const std::string& dd, std::string& seen) {
   const Json o = kubectlJson({"get", "dd", dd});
   seen = o.value("status", Json::object()).dump();

@@ -1,5 +1,7 @@
 #include <csiop/driverdeployment/caches.hpp>
 
+#include <csiop/driverdeployment/pod_creation.hpp>
+
 #include <algorithm>
 
 #include <csiop/api/json_access.hpp>
@@ -134,6 +136,18 @@ kube::FieldMask csiNodeFields() {
   return typeAndName().keep({"spec", "drivers", "name"});
 }
 
+kube::FieldMask failedCreateFields() {
+  kube::FieldMask m = typeAndName();
+  m.keep({"metadata", "namespace"}).keep({"metadata", "creationTimestamp"});
+  for (const char* key : {"kind", "namespace", "name", "uid"}) {
+    m.keep({"involvedObject", key});
+  }
+  return m.keep({"message"})
+      .keep({"lastTimestamp"})
+      .keep({"eventTime"})
+      .keep({"series", "lastObservedTime"});
+}
+
 kube::FieldMask childFields() {
   kube::FieldMask m = kube::FieldMask()
                           .keepText({"*"})
@@ -153,7 +167,8 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
       csiNodes(client, r::csinodes), namespaces(client, r::namespaces), pods(client, r::pods),
       persistentVolumes(client, r::persistentvolumes),
       volumeAttachments(client, r::volumeattachments), nodes(client, r::nodes),
-      controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel) {
+      controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel),
+      failedCreates(client, r::events, {}, false, kFailedCreateSelector) {
   // Each many-object cache builds only what its transform reads as it parses (field_mask.hpp).
   pods.setFields(podFields());
   pods.setTransform([](Json& pod) { return keptInPodCache(pod); });
@@ -168,6 +183,9 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   pods.addIndex(kByOwner, podOwner);
   pods.addIndex(kUsesVolumes, volumeUserIndex);
   controllerRevisions.addIndex(kByOwner, ownerLabelValue);
+  failedCreates.setFields(failedCreateFields());
+  failedCreates.addIndex(kByWorkload,
+                         [](const Json& event) { return std::vector{involvedObjectKey(event)}; });
   controllerRevisions.setFields(typeAndName().keep({"metadata"}).keep({"revision"}));
   controllerRevisions.setTransform([](Json& revision) {
     revision.erase("data"); // the whole pod template, never read
@@ -220,8 +238,8 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
 }
 
 std::vector<Informer*> Caches::objectCaches() {
-  return {&driverDeployments, &csiDrivers,         &namespaces, &persistentVolumes, &nodes,
-          &volumeAttachments, &controllerRevisions};
+  return {&driverDeployments, &csiDrivers,          &namespaces,   &persistentVolumes, &nodes,
+          &volumeAttachments, &controllerRevisions, &failedCreates};
 }
 
 std::vector<runtime::RunnableCache*> Caches::all() {

@@ -21,6 +21,30 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
   if (const std::string owner = ownerLabelOf(object); !owner.empty() && kind != "CSIDriver") {
     return {owner};
   }
+  if (kind == "Namespace") { // its labels (Pod Security) may allow what was refused
+    std::vector<std::string> out;
+    const std::string name = metadataField(object, "name");
+    for (const Json* dd : caches_.driverDeployments.list()) {
+      const std::string ddName = metadataField(*dd, "name");
+      if (api::driverNamespaceOf(ddName, stringField(api::member(*dd, "spec"), "namespace")) ==
+          name) {
+        out.push_back(ddName);
+      }
+    }
+    return out;
+  }
+  if (kind == "Event") { // a workload's FailedCreate: the DriverDeployment of the workload
+    const Json& involved = api::member(object, "involvedObject");
+    if (ChildInformer* workloads = caches_.child(stringField(involved, "kind"))) {
+      if (const CachedChild* workload =
+              workloads->get(stringField(involved, "namespace"), stringField(involved, "name"))) {
+        if (std::string owner = ownerLabelOf(workload->head); !owner.empty()) {
+          return {std::move(owner)};
+        }
+      }
+    }
+    return {};
+  }
   // A CSIDriver (ours or foreign) concerns the DriverDeployments of its driver; a volume of a
   // driver, only those being deleted (their deletion may wait for it).
   std::set<std::string> drivers;

@@ -219,6 +219,9 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
   } else if (!observed.configProblems.empty()) {
     set(make(condition::kDegraded, true, "ConfigUnavailable", joined(observed.configProblems),
              generation));
+  } else if (!observed.podCreationFailures.empty()) {
+    set(make(condition::kDegraded, true, "PodsNotCreated",
+             summarizeProblems(observed.podCreationFailures), generation));
   } else if (!observed.podProblems.empty()) {
     set(make(condition::kDegraded, true, "PodsFailing", summarizeProblems(observed.podProblems),
              generation));
@@ -289,7 +292,9 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
     for (const auto& [reason, text] : pending) {
       message += (message.empty() ? "" : "; ") + text;
     }
-    if (!observed.podProblems.empty()) {
+    if (!observed.podCreationFailures.empty()) {
+      message += ": " + summarizeProblems(observed.podCreationFailures, 1);
+    } else if (!observed.podProblems.empty()) {
       message += ": " + summarizeProblems(observed.podProblems);
     }
     set(make(condition::kReady, false, pending.front().first, message, generation));

@@ -38,8 +38,9 @@ constexpr std::int64_t kListPage = 100;
 } // namespace
 
 Reflector::Reflector(kube::Client& client, ListWatchTarget& store, std::string labelSelector,
-                     bool optional)
-    : client_(client), store_(store), labelSelector_(std::move(labelSelector)), optional_(optional),
+                     bool optional, std::string fieldSelector)
+    : client_(client), store_(store), labelSelector_(std::move(labelSelector)),
+      fieldSelector_(std::move(fieldSelector)), optional_(optional),
       timer_(std::make_unique<asio::steady_timer>(client.executor())) {}
 
 Reflector::~Reflector() = default;
@@ -73,9 +74,12 @@ asio::awaitable<void> Reflector::run() {
       // Cut down page by page, in pages of kListPage: a cache of a few fields of many objects
       // never holds more than one small page of them whole.
       const kube::Client::ItemFilter keep = [this](Json& item) { return store_.prepare(item); };
-      auto result = co_await client_.listAll(
-          store_.resource(), "",
-          {.labelSelector = labelSelector_, .limit = kListPage, .fields = store_.fields()}, keep);
+      auto result = co_await client_.listAll(store_.resource(), "",
+                                             {.labelSelector = labelSelector_,
+                                              .fieldSelector = fieldSelector_,
+                                              .limit = kListPage,
+                                              .fields = store_.fields()},
+                                             keep);
       if (stopped_) {
         break;
       }
@@ -123,6 +127,7 @@ asio::awaitable<void> Reflector::run() {
         auto w = co_await client_.watch(store_.resource(), "",
                                         {.resourceVersion = resourceVersion,
                                          .labelSelector = labelSelector_,
+                                         .fieldSelector = fieldSelector_,
                                          .allowWatchBookmarks = true,
                                          .timeoutSeconds = watchTimeoutSeconds(),
                                          .fields = store_.fields()});

@@ -696,6 +696,43 @@ TEST_F(ReconcilerTest, TheStartupTaintGoesFromANodeOnceTheDriverIsRegisteredTher
   EXPECT_EQ(taintsOf("node-1"), Json::array({other, third}));
 }
 
+// A node plugin DaemonSet whose controller cannot create its pods (a quota) is reported from its
+// FailedCreate Event within a pass of the Event's arrival, and no longer once its pods are there.
+TEST_F(ReconcilerTest, AWorkloadThatCannotCreateItsPodsIsReportedFromItsFailedCreateEvent) {
+  converge();
+  const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
+  ASSERT_NE(ds, nullptr);
+  Json shortOfPods = *ds;
+  shortOfPods["status"]["currentNumberScheduled"] = 0;
+  shortOfPods["status"]["numberReady"] = 0;
+  api_.put(r::daemonsets, shortOfPods);
+  api_.put(r::events,
+           {{"metadata", {{"name", "demo-node.18a1"}, {"namespace", dsNamespace()}}},
+            {"type", "Warning"},
+            {"reason", "FailedCreate"},
+            {"involvedObject",
+             {{"kind", "DaemonSet"},
+              {"namespace", dsNamespace()},
+              {"name", "demo-node"},
+              {"uid", (*ds)["metadata"]["uid"]}}},
+            {"message", "Error creating: pods \"demo-node-x1y2z\" is forbidden: exceeded quota: "
+                        "no-pods, requested: pods=1, used: pods=0, limited: pods=0"},
+            {"lastTimestamp", "2024-05-01T09:59:59Z"}});
+  ASSERT_TRUE(runUntil([&] { return caches_.failedCreates.size() == 1; }));
+  drain();
+  const std::string line = "DaemonSet " + dsNamespace() +
+                           "/demo-node cannot create its pods: Error creating: pods is forbidden: "
+                           "exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: "
+                           "pods=0";
+  EXPECT_EQ(condition("Degraded"), "True PodsNotCreated: " + line);
+  EXPECT_NE(ready().find(line), std::string::npos) << ready();
+
+  setNodeDaemonSet(1, 1, 1, 1); // the quota raised: the pod is there
+  drain();
+  EXPECT_EQ(condition("Degraded").rfind("False ", 0), 0U) << condition("Degraded");
+  EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+}
+
 // One watch of every pod serves both readers: the status and the node plugin rollout (the
 // workloads' pods, by the owner label) and the volume decisions (pods with volumes). A pod with
 // neither is not kept; a workload's pod with a volume is both.

@@ -68,6 +68,22 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
       auto created = co_await kube::attempt(client_.create(kube::resources::namespaces, desired));
       if (!created && !created.alreadyExists()) {
         run.addError(ErrorLine::of("Namespace " + metadataField(desired, "name") + ": ", created));
+      } else if (created) {
+        // What it was labelled with, and why: an admin who finds it should not have to guess.
+        std::string labels;
+        for (const auto& [key, value] :
+             api::member(api::member(desired, "metadata"), "labels").items()) {
+          if (key.starts_with("pod-security.kubernetes.io/")) {
+            labels += (labels.empty() ? "" : ", ") + key + "=" + value.get<std::string>();
+          }
+        }
+        co_await events_.record(
+            run.dd, false, "NamespaceCreated",
+            "created Namespace " + metadataField(desired, "name") +
+                (labels.empty() ? std::string()
+                                : " labelled " + labels +
+                                      " (the node plugin's pods are privileged; Pod Security "
+                                      "admission must allow them)"));
       }
     }
   }
@@ -106,6 +122,9 @@ asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
     }
     if (run.heldWorkloads.contains(keyOf(*desired).str())) {
       continue; // the operator's own change, held (holdOperatorUpdates)
+    }
+    if (run.refusedWorkloads.contains(keyOf(*desired).str())) {
+      continue; // its pods would be refused (checkPodSecurity reports it)
     }
     if (const std::string account = foreignAccountOf(run, *desired); !account.empty()) {
       // Its pods would run as someone else's ServiceAccount, with whatever that one may do.

@@ -6,6 +6,7 @@
 #include <csiop/api/codec.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/compare.hpp>
+#include <csiop/driverdeployment/pod_creation.hpp>
 #include <csiop/driverdeployment/pod_problems.hpp>
 #include <csiop/kube/attempt.hpp>
 
@@ -125,6 +126,27 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
     }
   }
   observed.podProblems = podProblems(pods);
+  // Workloads short of pods their controller could not create: the FailedCreate Events (a
+  // Deployment's ReplicaFailure condition).
+  std::vector<std::pair<std::string, std::string>> workloads = {
+      {"DaemonSet", effective.name + "-node"}};
+  if (effective.windowsNode) {
+    workloads.emplace_back("DaemonSet", effective.name + "-node-windows");
+  }
+  if (effective.hasControllerWorkload()) {
+    workloads.emplace_back(effective.controller->kind, effective.name + "-controller");
+  }
+  for (const auto& [kind, name] : workloads) {
+    const CachedChild* workload = caches_.child(kind)->get(effective.namespace_, name);
+    if (workload == nullptr) {
+      continue;
+    }
+    const std::vector<const Json*> events =
+        caches_.failedCreates.byIndex(kByWorkload, workloadKey(kind, effective.namespace_, name));
+    if (std::optional<std::string> failure = podCreationFailure(workload->head, events)) {
+      observed.podCreationFailures.push_back(std::move(*failure));
+    }
+  }
   observed.registered = static_cast<std::int32_t>(caches_.nodesRegistering(effective.driverName));
 }
 

@@ -33,6 +33,9 @@ inline constexpr const char* kByOwner = "owner";
 inline constexpr const char* kByTaint = "taint";
 inline constexpr const char* kByDriver = "driver";
 inline constexpr const char* kUsesVolumes = "volumes";
+// kByWorkload: on the FailedCreate Events, "<kind>/<namespace>/<name>" of the involved object
+// (pod_creation.hpp).
+inline constexpr const char* kByWorkload = "workload";
 
 // The owner label's value: the DriverDeployment an object was made for ("" : none).
 std::string ownerLabelOf(const Json& object);
@@ -43,6 +46,7 @@ std::string ownerLabelOf(const Json& object);
 kube::FieldMask podFields();
 kube::FieldMask nodeFields();
 kube::FieldMask csiNodeFields();
+kube::FieldMask failedCreateFields();
 // What the children's caches build: a child's metadata (but the field sets of its managedFields
 // entries, a third of a workload, which the store cuts to who manages what anyway:
 // runtime::managerSummary) and status as trees, every other member as its text (a
@@ -72,6 +76,10 @@ struct Caches {
   // the node DaemonSets' revisions (owner label), without their data.
   Informer nodes;
   Informer controllerRevisions;
+  // The Warning Events of reason FailedCreate, every namespace, filtered by the API server (the
+  // cluster's other Events cost nothing here), cut down to their involved object, message and
+  // times; index kByWorkload. Why a DaemonSet or StatefulSet has fewer pods than it wants.
+  Informer failedCreates;
   // One per child kind: the kinds every driver gets, the companion kinds (ConfigMap, Service,
   // PodDisruptionBudget, VolumeSnapshotClass: served only where its CRD is installed), and
   // those of `objectKinds`.

@@ -58,6 +58,8 @@ struct Observed {
   std::vector<api::NodeWaiting> unregistered;
   // spec.startupTaint: the nodes that still carry it (the driver not registered there yet).
   std::optional<std::int32_t> held;
+  // Workloads that cannot create their pods, and why (pod_creation.hpp): one line each.
+  std::vector<std::string> podCreationFailures;
   // Why pods of the node plugin or controller do not run (podProblems()): an
   // image that cannot be pulled, a crash loop, an unschedulable pod.
   std::vector<std::string> podProblems;

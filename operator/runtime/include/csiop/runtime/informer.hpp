@@ -35,12 +35,12 @@ public:
 
 template <class Entry> class BasicInformer : public BasicStore<Entry>, public RunnableCache {
 public:
-  // Caches `ref`, only the objects `labelSelector` selects ("" : all). `optional`: the
-  // resource may not be served (Reflector).
+  // Caches `ref`, only the objects `labelSelector` and `fieldSelector` select ("" : all).
+  // `optional`: the resource may not be served (Reflector).
   BasicInformer(kube::Client& client, kube::ResourceRef ref, std::string labelSelector = {},
-                bool optional = false)
+                bool optional = false, std::string fieldSelector = {})
       : BasicStore<Entry>(std::move(ref)),
-        reflector_(client, *this, std::move(labelSelector), optional) {}
+        reflector_(client, *this, std::move(labelSelector), optional, std::move(fieldSelector)) {}
 
   boost::asio::awaitable<void> run() override { return reflector_.run(); }
   void stop() override { reflector_.stop(); }

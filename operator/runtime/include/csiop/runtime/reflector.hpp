@@ -25,13 +25,14 @@ namespace csiop::runtime {
 
 class Reflector {
 public:
-  // Lists and watches store.resource() into `store`, only the objects `labelSelector` selects
-  // ("" : all).
+  // Lists and watches store.resource() into `store`, only the objects `labelSelector` and
+  // `fieldSelector` select ("" : all): the API server filters, so what is not selected costs
+  // nothing here.
   // `optional`: the resource may not be served (a CRD not installed): a list that finds no
   // such resource (404) leaves the store empty and counts as synced, and the list is tried
   // again every kUnservedRetry until the resource appears.
   Reflector(kube::Client& client, ListWatchTarget& store, std::string labelSelector = {},
-            bool optional = false);
+            bool optional = false, std::string fieldSelector = {});
   ~Reflector();
   Reflector(const Reflector&) = delete;
   Reflector& operator=(const Reflector&) = delete;
@@ -59,6 +60,7 @@ private:
   kube::Client& client_;
   ListWatchTarget& store_;
   std::string labelSelector_;
+  std::string fieldSelector_;
   bool optional_ = false;
   bool synced_ = false;
   bool served_ = true;
