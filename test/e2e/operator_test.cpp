@@ -456,5 +456,46 @@ spec:
   kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
+// A namespace that enforces Pod Security "restricted" refuses the node plugin's privileged pods:
+// the operator asks first (a server-side dry run of a pod) and reports the refusal before any
+// DaemonSet exists; once the namespace allows them, the DaemonSet is created.
+TEST_F(Operator, APodSecurityRefusalIsReportedBeforeAnyDaemonSetExists) {
+  const std::string ns = "csi-restricted";
+  ASSERT_TRUE(kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(
+      kubectl({"label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"}).ok());
+  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: restricted
+spec:
+  driverName: restricted.csi.example.com
+  namespace: csi-restricted
+  driver:
+    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
+  EXPECT_TRUE(waitFor("the refusal is reported", 30s, [&](std::string& seen) {
+    seen = conditionField("restricted", "Degraded", "reason") + ": " +
+           conditionField("restricted", "Degraded", "message");
+    return seen.starts_with("PrerequisitesMissing: DaemonSet csi-restricted/restricted-node is "
+                            "not created: namespace csi-restricted enforces Pod Security "
+                            "\"restricted\"") &&
+           seen.find("violates PodSecurity \"restricted:latest\"") != std::string::npos;
+  }));
+  EXPECT_FALSE(exists({"daemonset", "-n", ns, "restricted-node"}));
+
+  ASSERT_TRUE(kubectl({"label", "namespace", ns, "--overwrite",
+                       "pod-security.kubernetes.io/enforce=privileged"})
+                  .ok());
+  EXPECT_TRUE(waitFor(
+      "the DaemonSet is created once the namespace allows its pods", 30s, [&](std::string& seen) {
+        seen = conditionField("restricted", "Degraded", "reason");
+        return exists({"daemonset", "-n", ns, "restricted-node"}) && seen != "PrerequisitesMissing";
+      }));
+  deleteDd("restricted");
+  kubectl({"delete", "namespace", ns, "--wait=false"});
+}
+
 } // namespace
 } // namespace csiop::e2e

@@ -733,6 +733,68 @@ TEST_F(ReconcilerTest, AWorkloadThatCannotCreateItsPodsIsReportedFromItsFailedCr
   EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
 }
 
+// In a namespace that enforces Pod Security "restricted", the node plugin's pods would be refused:
+// a dry run of one says so before the DaemonSet is created, which it is not; once the namespace
+// allows them, it is.
+TEST_F(ReconcilerTest, AWorkloadWhosePodsPodSecurityRefusesIsReportedAndNotCreated) {
+  const std::string ns = api::driverNamespaceOf("demo", "");
+  const auto putNamespace = [&](const std::string& level) {
+    api_.put(r::namespaces,
+             {{"metadata",
+               {{"name", ns}, {"labels", {{"pod-security.kubernetes.io/enforce", level}}}}}});
+  };
+  putNamespace("restricted");
+  int dryRuns = 0;
+  bool refuse = true;
+  api_.intercept([&](const testing::Request& request) -> std::optional<testing::Reply> {
+    if (request.method != "POST" || request.target.find("/pods?") == std::string::npos ||
+        request.target.find("dryRun=All") == std::string::npos) {
+      return std::nullopt;
+    }
+    ++dryRuns;
+    if (!refuse) {
+      return testing::Reply{.status = 201, .body = request.body};
+    }
+    const Json status = {
+        {"kind", "Status"},
+        {"apiVersion", "v1"},
+        {"status", "Failure"},
+        {"message", "pods \"demo-node-abcde\" is forbidden: violates PodSecurity "
+                    "\"restricted:latest\": privileged (container \"csi-driver\" must not set "
+                    "securityContext.privileged=true)"},
+        {"reason", "Forbidden"},
+        {"code", 403}};
+    return testing::Reply{.status = 403, .body = status.dump()};
+  });
+  api_.put(r::driverdeployments, driverDeployment());
+  api_.put(r::csinodes, csiNode("node-1"));
+  start();
+  queued_.insert("demo");
+  drain();
+  EXPECT_GE(dryRuns, 1);
+  EXPECT_EQ(api_.findNamed(r::daemonsets, "demo-node"), nullptr) << "its pods would be refused";
+  const std::string degraded = condition("Degraded");
+  EXPECT_EQ(degraded.rfind("True PrerequisitesMissing: DaemonSet " + ns +
+                               "/demo-node is not created: namespace " + ns +
+                               " enforces Pod Security \"restricted\"",
+                           0),
+            0U)
+      << degraded;
+  EXPECT_NE(degraded.find("violates PodSecurity \"restricted:latest\": privileged"),
+            std::string::npos)
+      << degraded;
+
+  // The admin labels the namespace for the node plugins: its change brings the pass back.
+  refuse = false;
+  putNamespace("privileged");
+  drain();
+  EXPECT_NE(api_.findNamed(r::daemonsets, "demo-node"), nullptr);
+  const int before = dryRuns;
+  queued_.insert("demo");
+  drain();
+  EXPECT_EQ(dryRuns, before) << "a privileged namespace, or a workload that exists: no dry run";
+}
+
 // One watch of every pod serves both readers: the status and the node plugin rollout (the
 // workloads' pods, by the owner label) and the volume decisions (pods with volumes). A pod with
 // neither is not kept; a workload's pod with a volume is both.
