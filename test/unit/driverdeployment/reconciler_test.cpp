@@ -769,8 +769,10 @@ TEST_F(ReconcilerTest, AWorkloadWhosePodsPodSecurityRefusesIsReportedAndNotCreat
   api_.put(r::driverdeployments, driverDeployment());
   api_.put(r::csinodes, csiNode("node-1"));
   start();
-  queued_.insert("demo");
-  drain();
+  settle();
+  // One pass: it asks again every 30 s meanwhile (a requeue drain() would follow at once).
+  reconcile("demo");
+  settle();
   EXPECT_GE(dryRuns, 1);
   EXPECT_EQ(api_.findNamed(r::daemonsets, "demo-node"), nullptr) << "its pods would be refused";
   const std::string degraded = condition("Degraded");
@@ -786,9 +788,13 @@ TEST_F(ReconcilerTest, AWorkloadWhosePodsPodSecurityRefusesIsReportedAndNotCreat
 
   // The admin labels the namespace for the node plugins: its change brings the pass back.
   refuse = false;
+  queued_.clear();
   putNamespace("privileged");
+  settle();
+  EXPECT_TRUE(queued_.contains("demo")) << "the namespace's change concerns it";
   drain();
   EXPECT_NE(api_.findNamed(r::daemonsets, "demo-node"), nullptr);
+  EXPECT_EQ(condition("Degraded").rfind("False ", 0), 0U) << condition("Degraded");
   const int before = dryRuns;
   queued_.insert("demo");
   drain();

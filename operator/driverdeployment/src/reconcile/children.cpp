@@ -77,13 +77,14 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
             labels += (labels.empty() ? "" : ", ") + key + "=" + value.get<std::string>();
           }
         }
-        co_await events_.record(
-            run.dd, false, "NamespaceCreated",
+        // Named, not a temporary in the co_await (GCC 12 destroys those twice).
+        const std::string message =
             "created Namespace " + metadataField(desired, "name") +
-                (labels.empty() ? std::string()
-                                : " labelled " + labels +
-                                      " (the node plugin's pods are privileged; Pod Security "
-                                      "admission must allow them)"));
+            (labels.empty() ? std::string()
+                            : " labelled " + labels +
+                                  " (the node plugin's pods are privileged; Pod Security "
+                                  "admission must allow them)");
+        co_await events_.record(run.dd, false, "NamespaceCreated", message);
       }
     }
   }
