@@ -58,10 +58,20 @@ std::string withoutPodName(std::string message) {
   return message;
 }
 
+// The event recorder's prefix for an Event that aggregates others.
+std::string withoutAggregation(std::string message) {
+  const std::string prefix = "(combined from similar events): ";
+  if (message.starts_with(prefix)) {
+    message.erase(0, prefix.size());
+  }
+  return message;
+}
+
 std::string line(const std::string& kind, const Json& workload, const std::string& why) {
   const Json& meta = member(workload, "metadata");
   return kind + " " + stringField(meta, "namespace") + "/" + stringField(meta, "name") +
-         " cannot create its pods: " + printableLine(withoutPodName(why), kMaxRefusal);
+         " cannot create its pods: " +
+         printableLine(withoutPodName(withoutAggregation(why)), kMaxRefusal);
 }
 
 } // namespace

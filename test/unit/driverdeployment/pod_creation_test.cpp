@@ -41,6 +41,12 @@ TEST(PodCreation, AWorkloadShortOfPodsSaysItsLatestRefusalWithoutThePodsName) {
       "pods=1, used: pods=0, limited: pods=0",
       "2026-11-29T10:06:00Z");
   EXPECT_EQ(podCreationFailure(daemonSet(2, 0), {&older, &again}), line);
+  // An Event that aggregates others: the same line.
+  const Json combined = failedCreate(
+      "(combined from similar events): Error creating: pods \"x-node-q1w2e\" is forbidden: "
+      "exceeded quota: pods, requested: pods=1, used: pods=0, limited: pods=0",
+      "2026-11-29T10:07:00Z");
+  EXPECT_EQ(podCreationFailure(daemonSet(2, 0), {&older, &combined}), line);
 }
 
 TEST(PodCreation, AWorkloadWithEveryPodOrWithoutARefusalSaysNothing) {

@@ -45,6 +45,8 @@ asio::awaitable<StepResult> Reconciler::applyServiceAccounts(ReconcileRun& run) 
 }
 
 asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
+  // After the ServiceAccounts (applyServiceAccounts), which a pod's admission looks up first.
+  co_await checkPodSecurity(run);
   std::map<int, std::vector<const Json*>> waves;
   for (const Json& desired : run.desired) {
     const std::string kind = desired["kind"];

@@ -57,13 +57,15 @@ asio::awaitable<void> Reconciler::checkPodSecurity(ReconcileRun& run) {
     if (!isWorkload(kind) || cachedChild(desired) != nullptr) {
       continue;
     }
+    // The namespace as the server has it: one read per workload about to be created, which a
+    // namespace labelled a moment ago (and not cached yet) must not slip through.
     const std::string ns = metadataField(desired, "namespace");
-    const Json* namespace_ = caches_.namespaces.get("", ns);
-    if (namespace_ == nullptr) {
+    auto namespace_ = co_await kube::attempt(client_.getOpt(kube::resources::namespaces, "", ns));
+    if (!namespace_ || !*namespace_) {
       continue; // the operator creates it, labelled for the node plugins (renderNamespace)
     }
     const std::string level =
-        stringField(member(member(*namespace_, "metadata"), "labels"), kEnforceLabel);
+        stringField(member(member(**namespace_, "metadata"), "labels"), kEnforceLabel);
     if (level.empty() || level == "privileged") {
       continue;
     }

@@ -53,7 +53,6 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
       }
     }
   }
-  co_await checkPodSecurity(run);
   for (const render::RequiredPriorityClass& pc : render::requiredPriorityClasses(*run.effective)) {
     if (!(co_await priorityClassExists(pc.name)).value_or(true)) {
       observed.missingPrerequisites.push_back("PriorityClass " + pc.name + " does not exist (" +

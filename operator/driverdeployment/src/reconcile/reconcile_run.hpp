@@ -80,8 +80,8 @@ struct ReconcileRun {
 
   // checkPrerequisites: the kinds of desired children whose API is not served (not applied).
   std::set<std::string> unservedKinds;
-  // checkPodSecurity: the workloads not created yet whose pods the namespace's Pod Security
-  // level would refuse ("Kind ns/name"): not applied (reported as a missing prerequisite).
+  // checkPodSecurity (applyChildren): the workloads not created yet whose pods the namespace's Pod
+  // Security level would refuse ("Kind ns/name"): not applied (reported as a missing prerequisite).
   std::set<std::string> refusedWorkloads;
 
   // checkDriverName: what the driver name needs (a claim: Create or Recreate, the live

@@ -185,9 +185,10 @@ private:
   // create (render/prerequisites.hpp); what is missing is reported, and children of an API
   // that is not served are not applied.
   boost::asio::awaitable<StepResult> checkPrerequisites(ReconcileRun& run);
-  // pod_security.cpp: the workloads not created yet in a namespace that enforces a Pod Security
-  // level: a server-side dry run of a pod of each; one the level refuses is reported (with the
-  // missing prerequisites) and not created, and checked again every kPrerequisitesMissing.
+  // pod_security.cpp (from applyChildren, once the ServiceAccounts are there): the workloads
+  // not created yet in a namespace that enforces a Pod Security level: a server-side dry run of
+  // a pod of each; one the level refuses is reported (with the missing prerequisites) and not
+  // created, and checked again every kPrerequisitesMissing.
   boost::asio::awaitable<void> checkPodSecurity(ReconcileRun& run);
   // driver_name.cpp: the CSIDriver object decides who owns the driver name (from the cache): a
   // name someone else holds skips to the status step, which reports it, before anything else is
