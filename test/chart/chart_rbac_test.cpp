@@ -235,6 +235,8 @@ TEST(ChartRbac, TheOperatorMayManageEveryKindItRenders) {
   }
   EXPECT_FALSE(covers(held, "", "secrets", "list", "any-namespace", ""));
   EXPECT_TRUE(covers(held, "", "events", "create", "default", ""));
+  // A namespace's Pod Security level, read before a workload is created in it (pod_security.cpp).
+  EXPECT_TRUE(covers(held, "", "namespaces", "get", "", "csi-any"));
   // The FailedCreate Events of the workloads (caches.cpp).
   for (const char* verb : {"list", "watch"}) {
     EXPECT_TRUE(covers(held, "", "events", verb, "", "")) << verb << " events";

@@ -29,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -1626,6 +1627,96 @@ TEST_F(RealNode, ANodeThatDoesNotRegisterTheDriverIsExplainedWithTheRegistrarsOw
   EXPECT_FALSE(registeredDrivers().contains("unregistered.csiop.dev"));
   deleteDd("unregistered");
   EXPECT_FALSE(exists({"dd", "unregistered"}));
+}
+
+// --- Pods that cannot be created ------------------------------------------------------------
+
+// The node plugin of the real hostpath driver on the real node only, in namespace `ns`.
+std::string realNodeOnlyDriver(const std::string& name, const std::string& ns) {
+  return "apiVersion: csiop.dev/v1alpha1\nkind: DriverDeployment\nmetadata:\n  name: " + name +
+         "\nspec:\n  driverName: " + name + ".csiop.dev\n  namespace: " + ns +
+         R"(
+  csiDriver:
+    attachRequired: false
+    volumeLifecycleModes: [Ephemeral]
+  driver:
+    image: )" +
+         kHostpathImage +
+         R"(
+    imagePullPolicy: Never
+    args: [--drivername=)" +
+         name + R"(.csiop.dev, --endpoint=$(CSI_ENDPOINT), --nodeid=$(KUBE_NODE_NAME)]
+    securityContext:
+      privileged: true
+  node:
+    nodeSelector:
+      csiop.dev/real-node: "true"
+)";
+}
+
+// A namespace that enforces Pod Security "restricted" is reported before any DaemonSet exists
+// (a dry run of a node plugin pod), and a ResourceQuota's refusal of the node plugin's pod
+// within seconds (its FailedCreate Event); once each allows the pods, the driver registers on
+// the real node.
+TEST_F(RealNode, PodsThatCannotBeCreatedAreReportedAndTheDriverRegistersOnceAllowed) {
+  ASSERT_NO_FATAL_FAILURE(ensureHostpath());
+  const std::string ns = "csi-refused";
+  ASSERT_TRUE(kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(
+      kubectl({"label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"}).ok());
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, realNodeOnlyDriver("refused", ns)).ok());
+  EXPECT_TRUE(waitFor("Pod Security's refusal is reported before any DaemonSet", 60s,
+                      [&](std::string& seen) {
+                        seen = conditionField("refused", "Degraded", "message");
+                        return seen.find("DaemonSet csi-refused/refused-node is not created: "
+                                         "namespace csi-refused enforces Pod Security "
+                                         "\"restricted\"") != std::string::npos &&
+                               seen.find("violates PodSecurity") != std::string::npos;
+                      }));
+  EXPECT_FALSE(exists({"daemonset", "-n", ns, "refused-node"}));
+
+  // Allowed by Pod Security, refused by a quota: the DaemonSet is created, its pod is not.
+  const std::string quota = R"(apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: no-pods
+  namespace: csi-refused
+spec:
+  hard:
+    pods: "0"
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, quota).ok());
+  EXPECT_TRUE(waitFor("the quota is in force", 30s, [&](std::string& seen) {
+    seen =
+        kubectl({"get", "resourcequota", "no-pods", "-n", ns, "-o", "jsonpath={.status.hard}"}).out;
+    return !seen.empty();
+  }));
+  ASSERT_TRUE(kubectl({"label", "namespace", ns, "--overwrite",
+                       "pod-security.kubernetes.io/enforce=privileged"})
+                  .ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(waitFor("the quota's refusal is reported", 60s, [&](std::string& seen) {
+    seen = conditionField("refused", "Degraded", "reason") + ": " +
+           conditionField("refused", "Degraded", "message");
+    return seen.starts_with(
+               "PodsNotCreated: DaemonSet csi-refused/refused-node cannot create its pods: ") &&
+           seen.find("exceeded quota: no-pods") != std::string::npos;
+  }));
+  std::cout << "[ figure ] the quota's refusal reported "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count()
+            << " ms after the namespace allowed the pods\n";
+
+  ASSERT_TRUE(kubectl({"delete", "resourcequota", "no-pods", "-n", ns}).ok());
+  EXPECT_TRUE(waitFor("the driver registers on the real node and nothing is reported", 180s,
+                      [&](std::string& seen) {
+                        seen = ddStatus("refused");
+                        return registeredDrivers().contains("refused.csiop.dev") &&
+                               conditionField("refused", "Degraded", "status") == "False";
+                      }));
+  deleteDd("refused");
+  kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
 // --- Deletion -------------------------------------------------------------------------------
