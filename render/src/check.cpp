@@ -7,6 +7,7 @@
 
 #include "containers.hpp"
 #include "node_layouts.hpp"
+#include "sidecar_flags_check.hpp"
 #include "workloads.hpp"
 
 namespace csiop::render {
@@ -177,15 +178,17 @@ void checkObjectNames(api::ErrorList& errors, const api::DriverDeployment& objec
 api::ErrorList checkRendered(const api::DriverDeployment& object) {
   api::ErrorList errors;
   checkObjectNames(errors, object);
-  // Without a patch a pod is the fields' (validated), so only patched pods are rendered here:
-  // the admission of a DriverDeployment without one costs no render.
+  const api::Effective effective = api::resolve(object);
+  for (auto& error : checkSidecarFlags(effective)) {
+    errors.push_back(std::move(error));
+  }
+  // Without a patch a pod is the fields' (validated), so only patched pods are rendered whole.
   const bool nodePatched = object.spec.node && object.spec.node->podTemplatePatch;
   const bool controllerPatched = object.spec.controller && object.spec.controller->podTemplatePatch;
   const bool windowsPatched = object.spec.windowsNode && object.spec.windowsNode->podTemplatePatch;
   if (!nodePatched && !controllerPatched && !windowsPatched) {
     return errors;
   }
-  const api::Effective effective = api::resolve(object);
   if (nodePatched) {
     PodCheck(errors, "spec.node.podTemplatePatch")
         .run(renderNodeDaemonSet(effective),

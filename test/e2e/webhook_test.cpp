@@ -137,6 +137,35 @@ TEST_F(Webhook, ASecondDriverDeploymentWithTheSameDriverNameIsRejected) {
   EXPECT_FALSE(exists({"dd", "copy"}));
 }
 
+// A flag copied from an older manifest: node-driver-registrar dropped klog's --logtostderr in
+// v2.11.0, so the default v2.17.0 would exit at start. Refused at the argument; a node plugin
+// without a PriorityClass is admitted with a warning.
+TEST_F(Webhook, ASidecarFlagItsReleaseDoesNotAcceptIsRejectedAtTheArgument) {
+  const std::string dd = labelled(R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: old-flags
+spec:
+  driverName: old-flags.csi.example.com
+  driver: {image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0}
+  node:
+    priorityClassName: ""
+    registrar: {args: [--v=2, --logtostderr]}
+)");
+  EXPECT_TRUE(deniedWith(dd, "admission webhook \"validate.csiop.dev\" denied the request: "
+                             "DriverDeployment \"old-flags\" is invalid: "
+                             "spec.node.registrar.args[1]: Invalid value: \"--logtostderr\": "
+                             "csi-node-driver-registrar v2.17.0 has no flag --logtostderr "
+                             "(\"flag provided but not defined\": the container exits at start; "
+                             "csi-node-driver-registrar v2.10.1 was the last release with it, "
+                             "v2.11.0 the first without)"));
+  std::string fixed = dd;
+  fixed.replace(fixed.find(", --logtostderr"), 15, "");
+  const auto r = apply(fixed, true);
+  ASSERT_TRUE(r.ok()) << r;
+  EXPECT_NE(r.err.find("Warning: spec.node.priorityClassName is empty"), std::string::npos) << r;
+}
+
 TEST_F(Webhook, ChangingTheDriverNameIsRejected) {
   const auto r = kubectl({"patch", "dd", "hostpath", "--type=merge", "-p",
                           R"({"spec": {"driverName": "renamed.csi.k8s.io"}})"});

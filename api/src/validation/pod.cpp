@@ -1,5 +1,7 @@
 #include "sections.hpp"
 
+#include <csiop/api/command_line.hpp>
+#include <csiop/api/formats.hpp>
 #include <csiop/api/json_access.hpp>
 
 namespace csiop::api::validation {
@@ -8,7 +10,61 @@ const std::set<std::string> kNodeVolumes = {"socket-dir", "registration-dir", "m
                                             "plugins-dir", "dev-dir"};
 const std::set<std::string> kControllerVolumes = {"socket-dir"};
 
-namespace {} // namespace
+namespace {
+
+// livenessprobe answers the kubelet only once the driver's Probe call returns or its
+// --probe-timeout (1s unless given) passes. Where that is longer than the timeoutSeconds of the
+// kubelet's probe, a slow Probe makes the kubelet give up first while livenessprobe still
+// waits: the next probes pile up behind it and a healthy plugin is restarted
+// (kubernetes-sigs/vsphere-csi-driver#2931, #2997; kubernetes-csi/livenessprobe#293). Refused
+// when longer; warned about when equal.
+void probeTimeout(Validator& v, const std::string& path, const LivenessProbe& probe) {
+  const std::int32_t timeoutSeconds =
+      probe.timeoutSeconds.value_or(EffectiveProbe{}.timeoutSeconds);
+  if (timeoutSeconds < 1) {
+    return; // reported above
+  }
+  const std::vector<std::string> args = probe.container.args.value_or(std::vector<std::string>{});
+  double answerWithin = 1.0; // livenessprobe's default
+  std::string probeTimeoutText = "1s (livenessprobe's default)";
+  std::optional<std::size_t> flagIndex;
+  if (const auto flag = lastFlag(args, "probe-timeout")) {
+    flagIndex = flag->index;
+    const auto seconds = flag->value ? formats::goDuration(*flag->value) : std::nullopt;
+    if (!seconds) {
+      v.add(invalid(idx(path + ".args", flag->index), args[flag->index],
+                    "--probe-timeout must be a duration, e.g. 2s"));
+      return;
+    }
+    answerWithin = *seconds;
+    probeTimeoutText = *flag->value;
+  }
+  if (answerWithin < timeoutSeconds) {
+    return;
+  }
+  const std::string field = flagIndex ? idx(path + ".args", *flagIndex) : path + ".timeoutSeconds";
+  const std::string both = "livenessprobe's --probe-timeout (" + probeTimeoutText +
+                           ") and the driver's livenessProbe timeoutSeconds (" +
+                           std::to_string(timeoutSeconds) + ")";
+  if (answerWithin == timeoutSeconds) {
+    // As some vendors ship it (aws-ebs-csi-driver's controller, csi-driver-smb's Windows node):
+    // the two give up together, and which answer the kubelet takes is a race.
+    v.warn(field + ": " + both +
+           " are equal: a slow Probe call may outlast the kubelet's probe; make --probe-timeout "
+           "the shorter");
+    return;
+  }
+  const std::string why =
+      both + ": --probe-timeout must not be longer, or a slow Probe call outlasts the kubelet's "
+             "probe, the probes pile up and a healthy plugin is restarted";
+  if (flagIndex) {
+    v.add(invalid(field, args[*flagIndex], why));
+  } else {
+    v.add(invalid(field, timeoutSeconds, why));
+  }
+}
+
+} // namespace
 
 void podContainers(Validator& v, const std::string& path, const PodSettings& pod,
                    const std::set<std::string>& volumes, const std::string& driverName) {
@@ -49,6 +105,7 @@ void livenessProbe(Validator& v, const std::string& path, const LivenessProbe& p
   v.seconds(path + ".timeoutSeconds", probe.timeoutSeconds, 1);
   v.seconds(path + ".periodSeconds", probe.periodSeconds, 1);
   v.seconds(path + ".failureThreshold", probe.failureThreshold, 1);
+  probeTimeout(v, path, probe);
 }
 
 std::string driverName(const DriverDeploymentSpec& spec,

@@ -217,6 +217,7 @@ private:
                                                               &r::csinodes,
                                                               &r::storageclasses,
                                                               &r::volumeattachments,
+                                                              &r::priorityclasses,
                                                               &r::driverdeployments};
     return all;
   }

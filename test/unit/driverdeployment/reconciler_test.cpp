@@ -864,6 +864,36 @@ TEST_F(ReconcilerTest, CompanionsAreAppliedAndPrunedAndAnUnservedAPIIsReportedNo
   EXPECT_EQ(condition("Degraded").rfind("False AsExpected", 0), 0u) << condition("Degraded");
 }
 
+// A node plugin that could not preempt the pods that name no PriorityClass (a globalDefault class
+// above its own) is reported with the missing prerequisites; one above them is not.
+TEST_F(ReconcilerTest, ANodePluginBelowTheDefaultPriorityIsReported) {
+  const auto priorityClass = [](const char* name, std::int64_t value, bool globalDefault) {
+    return Json{{"apiVersion", "scheduling.k8s.io/v1"},
+                {"kind", "PriorityClass"},
+                {"metadata", {{"name", name}}},
+                {"value", value},
+                {"globalDefault", globalDefault}};
+  };
+  api_.put(r::priorityclasses, priorityClass("system-node-critical", 2000001000, false));
+  api_.put(r::priorityclasses, priorityClass("tenant-default", 1000, true));
+  api_.put(r::priorityclasses, priorityClass("storage", 500, false));
+  Json dd = driverDeployment();
+  dd["spec"]["node"]["priorityClassName"] = "storage";
+  api_.put(r::driverdeployments, std::move(dd));
+  start();
+  reconcile("demo");
+  EXPECT_EQ(condition("Degraded"),
+            "True PrerequisitesMissing: spec.node.priorityClassName: the node plugin's pods run at "
+            "priority 500 (PriorityClass storage), no higher than pods that name no "
+            "PriorityClass (1000): on a full node they cannot preempt one and the driver is "
+            "never registered there; name a higher class (system-node-critical by default)");
+  EXPECT_NE(api_.findNamed(r::daemonsets, "demo-node"), nullptr) << "a risk, not a stop";
+
+  editSpec([](Json& spec) { spec["node"].erase("priorityClassName"); });
+  reconcile("demo");
+  EXPECT_EQ(condition("Degraded").rfind("False", 0), 0U) << condition("Degraded");
+}
+
 // spec.paused: nothing is created; the status says it is paused.
 TEST_F(ReconcilerTest, APausedDriverDeploymentGetsNothingButItsStatus) {
   Json dd = driverDeployment();

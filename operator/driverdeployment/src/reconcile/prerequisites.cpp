@@ -61,6 +61,11 @@ asio::awaitable<StepResult> Reconciler::checkPrerequisites(ReconcileRun& run) {
       waitingFor_["PriorityClass " + pc.name].insert(run.name);
     }
   }
+  if (const auto classes = co_await priorityClasses()) {
+    for (std::string& line : render::lowPriorityNodePlugins(*run.effective, *classes)) {
+      observed.missingPrerequisites.push_back(std::move(line));
+    }
+  }
   co_return std::nullopt;
 }
 
@@ -132,6 +137,32 @@ asio::awaitable<std::optional<bool>> Reconciler::priorityClassExists(const std::
   }
   prerequisites_[key] = Found{found->has_value(), now};
   co_return found->has_value();
+}
+
+asio::awaitable<std::optional<render::PriorityClasses>> Reconciler::priorityClasses() {
+  const auto now = std::chrono::steady_clock::now();
+  if (priorityClasses_ && now - priorityClassesAt_ < kPrerequisiteRecheck) {
+    co_return priorityClasses_;
+  }
+  auto listed = co_await kube::attempt(client_.listAll(kube::resources::priorityclasses, ""));
+  if (!listed) {
+    co_return std::nullopt; // not known: nothing is reported
+  }
+  render::PriorityClasses classes;
+  for (const Json& pc : listed->items) {
+    const Json& value = api::member(pc, "value");
+    if (!value.is_number_integer()) {
+      continue;
+    }
+    const auto v = static_cast<std::int32_t>(value.get<std::int64_t>());
+    classes.values[api::metadataField(pc, "name")] = v;
+    if (api::isTrue(pc, "globalDefault")) {
+      classes.defaultPriority = v;
+    }
+  }
+  priorityClasses_ = std::move(classes);
+  priorityClassesAt_ = now;
+  co_return priorityClasses_;
 }
 
 } // namespace csiop::driverdeployment

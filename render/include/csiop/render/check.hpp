@@ -19,8 +19,10 @@ namespace csiop::render {
 //    node plugin, the registrar gone or without the registration directory;
 //  - a container that mounts a volume the pod lacks, two containers or volumes of one name,
 //    a container without an image;
-//  - a mount with Bidirectional propagation in a container that is not privileged.
-// Empty when the pods are sound (and at once, without rendering, when nothing is patched). The CLI,
+//  - a mount with Bidirectional propagation in a container that is not privileged;
+//  - in every pod, patched or not: a kubernetes-csi sidecar flag that the release its image
+//    names does not accept (the container would exit at start).
+// Empty when the pods are sound (only the sidecars are rendered when nothing is patched). The CLI,
 // the webhook and the reconciler run it after api::validate (api::loadDriverDeployments takes it as
 // its check).
 // Also: spec.objects that would take the place of an object the operator renders.

@@ -6,6 +6,9 @@
 // decision, and creating them would give the operator rights over the whole cluster.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,5 +38,19 @@ struct RequiredPriorityClass {
 // The PriorityClasses the pods name, but the two every cluster has (system-node-critical,
 // system-cluster-critical).
 std::vector<RequiredPriorityClass> requiredPriorityClasses(const api::Effective& effective);
+
+// The cluster's PriorityClasses: value by name, and the value of the globalDefault one (what
+// a pod that names none gets; 0 when there is none).
+struct PriorityClasses {
+  std::map<std::string, std::int32_t> values;
+  std::int32_t defaultPriority = 0;
+};
+
+// Node plugins whose pods would run at no more than the priority of pods that name no
+// PriorityClass: on a node that is full such a pod cannot preempt one, stays Pending, and the
+// driver is never registered there (sapcc/kubernikus#825). One line per node plugin, for
+// PrerequisitesMissing; a class that does not exist is requiredPriorityClasses' to report.
+std::vector<std::string> lowPriorityNodePlugins(const api::Effective& effective,
+                                                const PriorityClasses& classes);
 
 } // namespace csiop::render

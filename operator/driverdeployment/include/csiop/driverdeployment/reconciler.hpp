@@ -41,6 +41,7 @@
 #include <csiop/driverdeployment/verified_rollout.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/kube/attempt.hpp>
+#include <csiop/render/prerequisites.hpp>
 #include <csiop/runtime/events.hpp>
 #include <csiop/runtime/reconcile_result.hpp>
 
@@ -295,6 +296,9 @@ private:
                                                      bool fresh = false);
   boost::asio::awaitable<std::optional<bool>> priorityClassExists(const std::string& name,
                                                                   bool fresh = false);
+  // The cluster's PriorityClasses (one LIST, kept for kPrerequisiteRecheck); std::nullopt when
+  // they could not be read.
+  boost::asio::awaitable<std::optional<render::PriorityClasses>> priorityClasses();
   // finalizer.cpp
   boost::asio::awaitable<std::optional<std::string>> deletionBlocker(ReconcileRun& run);
   boost::asio::awaitable<ReconcileResult> finalize(const ReconcileRun& run);
@@ -412,6 +416,8 @@ private:
     std::chrono::steady_clock::time_point at;
   };
   std::map<std::string, Found> prerequisites_;
+  std::optional<render::PriorityClasses> priorityClasses_;
+  std::chrono::steady_clock::time_point priorityClassesAt_;
   static constexpr std::chrono::seconds kPrerequisiteRecheck{20};
   // What is missing ("group/version/resource" or "PriorityClass name") -> the
   // DriverDeployments that need it.

@@ -1,0 +1,3 @@
+module flagextract
+
+go 1.22
