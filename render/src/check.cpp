@@ -178,14 +178,22 @@ void checkObjectNames(api::ErrorList& errors, const api::DriverDeployment& objec
 api::ErrorList checkRendered(const api::DriverDeployment& object) {
   api::ErrorList errors;
   checkObjectNames(errors, object);
-  const api::Effective effective = api::resolve(object);
-  for (auto& error : checkSidecarFlags(effective)) {
-    errors.push_back(std::move(error));
-  }
-  // Without a patch a pod is the fields' (validated), so only patched pods are rendered whole.
+  // Without a patch a pod is the fields' (validated), so only patched pods are rendered whole;
+  // without a sidecar's image or args in the spec, the sidecars' flags are the operator's own
+  // for its default images: the admission of such a DriverDeployment costs no render.
   const bool nodePatched = object.spec.node && object.spec.node->podTemplatePatch;
   const bool controllerPatched = object.spec.controller && object.spec.controller->podTemplatePatch;
   const bool windowsPatched = object.spec.windowsNode && object.spec.windowsNode->podTemplatePatch;
+  const bool sidecars = sidecarFlagsToCheck(object.spec);
+  if (!nodePatched && !controllerPatched && !windowsPatched && !sidecars) {
+    return errors;
+  }
+  const api::Effective effective = api::resolve(object);
+  if (sidecars) {
+    for (auto& error : checkSidecarFlags(effective)) {
+      errors.push_back(std::move(error));
+    }
+  }
   if (!nodePatched && !controllerPatched && !windowsPatched) {
     return errors;
   }

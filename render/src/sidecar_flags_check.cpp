@@ -78,7 +78,36 @@ void checkNodePlugin(api::ErrorList& errors, const std::string& path,
   }
 }
 
+bool custom(const api::ContainerSettings& c) {
+  return c.image || c.args;
+}
+
+template <class T> bool custom(const std::optional<T>& sidecar) {
+  return sidecar && custom(sidecar->container);
+}
+
+// Whether the spec names a sidecar's image or args anywhere. Where it does not, every sidecar is
+// a default image with the operator's own flags, which the unit tests check against the table
+// (Preflight.TheDefaultImagesAcceptEveryFlagTheOperatorPasses): an admission costs no
+// resolve for it.
+bool customisesSidecars(const api::DriverDeploymentSpec& spec) {
+  const auto nodePlugin = [](const auto& n) {
+    return n && (custom(n->registrar) || custom(n->livenessProbe));
+  };
+  if (nodePlugin(spec.node) || nodePlugin(spec.windowsNode) ||
+      (spec.node && custom(spec.node->provisioner))) {
+    return true;
+  }
+  const auto& c = spec.controller;
+  return c && (custom(c->provisioner) || custom(c->attacher) || custom(c->resizer) ||
+               custom(c->snapshotter) || custom(c->healthMonitor) || custom(c->livenessProbe));
+}
+
 } // namespace
+
+bool sidecarFlagsToCheck(const api::DriverDeploymentSpec& spec) {
+  return customisesSidecars(spec);
+}
 
 api::ErrorList checkSidecarFlags(const Effective& effective) {
   api::ErrorList errors;

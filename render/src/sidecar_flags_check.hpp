@@ -6,11 +6,15 @@
 #pragma once
 
 #include <csiop/api/field_error.hpp>
+#include <csiop/api/types.hpp>
 
 #include "container_parts.hpp"
 
 namespace csiop::render {
 
 api::ErrorList checkSidecarFlags(const Effective& effective);
+
+// Whether checkSidecarFlags can find anything: the spec names some sidecar's image or args.
+bool sidecarFlagsToCheck(const api::DriverDeploymentSpec& spec);
 
 } // namespace csiop::render

@@ -3,6 +3,7 @@
 // image's release does not know.
 #include <gtest/gtest.h>
 
+#include <csiop/api/images.hpp>
 #include <csiop/render/check.hpp>
 #include <csiop/render/prerequisites.hpp>
 
@@ -171,6 +172,61 @@ TEST(Preflight, TheOperatorsOwnFlagsAreCheckedAtTheImage) {
     livenessProbe: {image: registry.k8s.io/sig-storage/livenessprobe:v1.1.0}
 )")
                   .empty());
+}
+
+// What lets an admission skip the check: every flag the operator passes, with every setting
+// that adds one, is one the default image's release accepts. The images are named (as the
+// defaults) so that the check runs.
+TEST(Preflight, TheDefaultImagesAcceptEveryFlagTheOperatorPasses) {
+  const auto image = [](api::Component c) { return api::defaultImage(c, ""); };
+  using C = api::Component;
+  const std::string nodePlugins = "  csiDriver: {storageCapacity: true}\n"
+                                  "  node:\n"
+                                  "    registrar: {image: " +
+                                  image(C::NodeDriverRegistrar) +
+                                  ", httpPort: 9809}\n"
+                                  "    livenessProbe: {image: " +
+                                  image(C::LivenessProbe) +
+                                  "}\n"
+                                  "  windowsNode:\n"
+                                  "    driver: {image: example.com/driver:v1-windows}\n"
+                                  "    registrar: {image: " +
+                                  image(C::NodeDriverRegistrar) +
+                                  "}\n"
+                                  "    livenessProbe: {image: " +
+                                  image(C::LivenessProbe) + "}\n";
+  const std::string sidecars = "    replicas: 2\n"
+                               "    leaderElection: {enabled: true, leaseDuration: 30s, "
+                               "renewDeadline: 20s, retryPeriod: 5s}\n"
+                               "    attacher: {image: " +
+                               image(C::Attacher) +
+                               "}\n"
+                               "    resizer: {enabled: true, image: " +
+                               image(C::Resizer) +
+                               "}\n"
+                               "    snapshotter: {enabled: true, image: " +
+                               image(C::Snapshotter) +
+                               "}\n"
+                               "    healthMonitor: {enabled: true, image: " +
+                               image(C::HealthMonitor) +
+                               "}\n"
+                               "    livenessProbe: {image: " +
+                               image(C::LivenessProbe) + "}\n";
+  // A provisioner in the controller, and one on every node.
+  const std::string central = nodePlugins + "  controller:\n" + sidecars +
+                              "    provisioner: {image: " + image(C::Provisioner) + "}\n";
+  EXPECT_EQ(problems(central), std::vector<std::string>{});
+  std::string onEveryNode =
+      nodePlugins + "  controller:\n" + sidecars + "    provisioner: {enabled: false}\n";
+  onEveryNode.replace(onEveryNode.find("  windowsNode:"), 0,
+                      "    provisioner: {enabled: true, image: " + image(C::Provisioner) +
+                          ", httpPort: 8090, immediateBinding: false, baseDelay: 1s, "
+                          "maxDelay: 10s}\n");
+  EXPECT_EQ(problems(onEveryNode), std::vector<std::string>{});
+  // And the check did run: the same with a flag no release has.
+  std::string bad = central;
+  bad.replace(bad.find("resizer: {enabled: true,"), 24, "resizer: {enabled: true, args: [--nope],");
+  EXPECT_EQ(problems(bad).size(), 1U);
 }
 
 TEST(Preflight, ProvisionerLongFlagsNeedTwoDashes) {
