@@ -14,19 +14,19 @@ namespace {
 
 constexpr std::array kImages = {
     ImageDefault{Component::NodeDriverRegistrar, "csi-node-driver-registrar",
-                 "v2.17.0" CSIOP_IMAGE_TAG_SUFFIX, "node-driver-registrar"},
+                 "v2.17.0" CSIOP_IMAGE_TAG_SUFFIX, "node-driver-registrar", "registrar"},
     ImageDefault{Component::LivenessProbe, "livenessprobe", "v2.19.0" CSIOP_IMAGE_TAG_SUFFIX,
-                 "livenessprobe"},
+                 "livenessprobe", "livenessProbe"},
     ImageDefault{Component::Provisioner, "csi-provisioner", "v6.3.0" CSIOP_IMAGE_TAG_SUFFIX,
-                 "external-provisioner"},
+                 "external-provisioner", "provisioner"},
     ImageDefault{Component::Attacher, "csi-attacher", "v4.12.0" CSIOP_IMAGE_TAG_SUFFIX,
-                 "external-attacher"},
+                 "external-attacher", "attacher"},
     ImageDefault{Component::Resizer, "csi-resizer", "v2.2.1" CSIOP_IMAGE_TAG_SUFFIX,
-                 "external-resizer"},
+                 "external-resizer", "resizer"},
     ImageDefault{Component::Snapshotter, "csi-snapshotter", "v8.6.0" CSIOP_IMAGE_TAG_SUFFIX,
-                 "external-snapshotter"},
+                 "external-snapshotter", "snapshotter"},
     ImageDefault{Component::HealthMonitor, "csi-external-health-monitor-controller",
-                 "v0.18.0" CSIOP_IMAGE_TAG_SUFFIX, "external-health-monitor"},
+                 "v0.18.0" CSIOP_IMAGE_TAG_SUFFIX, "external-health-monitor", "healthMonitor"},
 };
 
 } // namespace

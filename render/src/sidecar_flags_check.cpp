@@ -14,26 +14,6 @@
 namespace csiop::render {
 namespace {
 
-const char* specKey(api::Component c) {
-  switch (c) {
-  case api::Component::Provisioner:
-    return "provisioner";
-  case api::Component::Attacher:
-    return "attacher";
-  case api::Component::Resizer:
-    return "resizer";
-  case api::Component::Snapshotter:
-    return "snapshotter";
-  case api::Component::HealthMonitor:
-    return "healthMonitor";
-  case api::Component::NodeDriverRegistrar:
-    return "registrar";
-  case api::Component::LivenessProbe:
-    return "livenessProbe";
-  }
-  return "";
-}
-
 void check(api::ErrorList& errors, const std::string& path, const api::EffectiveContainer& settings,
            const Json& rendered) {
   if (settings.command) {
@@ -124,8 +104,8 @@ api::ErrorList checkSidecarFlags(const Effective& effective) {
     const api::EffectiveController& c = *effective.controller;
     for (const api::EffectiveSidecar& s : c.sidecars) {
       if (s.enabled) {
-        check(errors, std::string("spec.controller.") + specKey(s.component), s.container,
-              sidecarContainer(effective, s));
+        check(errors, "spec.controller." + std::string(api::imageDefault(s.component).field),
+              s.container, sidecarContainer(effective, s));
       }
     }
     if (c.livenessProbe.enabled && !c.inNodePlugin()) {

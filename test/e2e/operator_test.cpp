@@ -5,7 +5,9 @@
 
 #include <iostream>
 
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -401,6 +403,122 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
       }));
   kubectl({"delete", "namespace", ns, "--wait=false"});
   // The CRDs stay, as the suite's cluster had them.
+}
+
+// Now, as an Event's lastTimestamp.
+std::string nowRfc3339() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// A FailedMount Warning Event on pod `pod` of `ns` for volume `volume`, as the kubelet writes it.
+std::string failedMount(const std::string& ns, const std::string& pod, const std::string& name,
+                        const std::string& volume, const std::string& why) {
+  const std::string now = nowRfc3339();
+  return R"(apiVersion: v1
+kind: Event
+metadata:
+  name: )" +
+         name + R"(
+  namespace: )" +
+         ns + R"(
+involvedObject: {apiVersion: v1, kind: Pod, namespace: )" +
+         ns + ", name: " + pod + R"(}
+type: Warning
+reason: FailedMount
+message: 'MountVolume.SetUp failed for volume ")" +
+         volume + "\" : " + why + R"('
+source: {component: kubelet, host: kwok-node-0}
+count: 1
+firstTimestamp: ")" +
+         now + R"("
+lastTimestamp: ")" +
+         now + "\"\n";
+}
+
+// The driver's volumes that fail, from the cluster's own Events through watches the API server
+// filters by reason. kwok runs no kubelet: the test writes the FailedMount Events a kubelet
+// would (its words, its source) for a pod that waits (no node takes it) whose claim's volume is
+// a PersistentVolume of the driver, and one for the same pod's ConfigMap volume, which is not
+// the driver's. Counted once, named; cleared when the pod goes.
+TEST_F(Operator, VolumesOfTheDriverThatFailToMountAreCountedAndClearedWhenThePodGoes) {
+  const std::string ns = "apps-vols";
+  ASSERT_TRUE(kubectl({"create", "namespace", ns}).ok());
+  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: vols
+spec:
+  driverName: vols.csi.example.com
+  driver:
+    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
+  const std::string objects = R"(apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv-vols-1
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  csi: {driver: vols.csi.example.com, volumeHandle: handle-1}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: waits
+  namespace: apps-vols
+spec:
+  nodeSelector: {csiop.dev/no-such-node: "true"}
+  containers: [{name: app, image: registry.example.com/app:v1}]
+  volumes:
+  - {name: data, persistentVolumeClaim: {claimName: data}}
+  - {name: config, configMap: {name: missing}}
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, objects).ok());
+  const auto event = [&](const std::string& name, const std::string& volume,
+                         const std::string& why) {
+    return kubectl({"apply", "-f", "-"}, failedMount(ns, "waits", name, volume, why));
+  };
+  // The operator's pod cache has the pod before the Events name it (as with a kubelet's).
+  ASSERT_TRUE(waitFor("the pod exists", 30s, [&](std::string& seen) {
+    seen = kubectl({"get", "pod", "waits", "-n", ns, "-o", "name"}).out;
+    return !seen.empty();
+  }));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(event("waits.1", "pv-vols-1",
+                    "rpc error: code = Internal desc = mount failed: exit status 32")
+                  .ok());
+  ASSERT_TRUE(event("waits.2", "config", "configmap \"missing\" not found").ok());
+  EXPECT_TRUE(waitFor("the mount failure is counted and named", 60s, [&](std::string& seen) {
+    seen = conditionField("vols", "VolumesFailing", "reason") + ": " +
+           conditionField("vols", "VolumesFailing", "message") + " / " +
+           kubectl({"get", "dd", "vols", "-o", "jsonpath={.status.volumes.mountFailed}"}).out;
+    return seen ==
+           "MountFailed: 1 MountFailed: Pod apps-vols/waits (volume pv-vols-1): MountVolume.SetUp "
+           "failed for volume \"pv-vols-1\" : rpc error: code = Internal desc = mount failed: "
+           "exit status 32 / 1";
+  }));
+  std::cout << "[ figure ] counted "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count()
+            << " ms after the Event was written\n";
+
+  ASSERT_TRUE(kubectl({"delete", "pod", "waits", "-n", ns, "--wait"}).ok());
+  EXPECT_TRUE(waitFor("cleared once the pod is gone", 60s, [&](std::string& seen) {
+    seen = conditionField("vols", "VolumesFailing", "status") + " " +
+           kubectl({"get", "dd", "vols", "-o", "jsonpath={.status.volumes}"}).out;
+    return seen == "False ";
+  }));
+  deleteDd("vols");
+  kubectl({"delete", "pv", "pv-vols-1", "--wait=false"});
+  kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
 // A DaemonSet whose pods a ResourceQuota refuses says so only in a FailedCreate Event: the status

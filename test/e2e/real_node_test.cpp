@@ -370,6 +370,17 @@ protected:
         .out;
   }
 
+  // The operator pod that holds the lease ("" if none).
+  static std::string leaderPod() {
+    const std::string holder = leaseHolder();
+    for (const auto& p : operatorPods()) {
+      if (holder.find(p) != std::string::npos) {
+        return p;
+      }
+    }
+    return "";
+  }
+
   static std::set<std::string> operatorPods() {
     std::set<std::string> out;
     const Json pods = podsOf(kNamespace, kOperatorPods);
@@ -1547,15 +1558,17 @@ std::string firstWaitingNode(const std::string& dd) {
   return status.dump();
 }
 
-// The leader's csiop_driver_nodes_unregistered series of `dd` (its lines of the exposition).
-std::string unregisteredSeries(const std::string& dd, const std::string& leader) {
+// The leader's series of `metric` for `dd` (its lines of the exposition), or what the scrape
+// said when it has none.
+std::string leaderSeries(const std::string& metric, const std::string& dd,
+                         const std::string& leader) {
   const auto scraped =
       kubectl({"get", "--raw",
                "/api/v1/namespaces/" + kNamespace + "/pods/" + leader + ":8080/proxy/metrics"});
   std::string out;
   std::istringstream lines(scraped.out);
   for (std::string line; std::getline(lines, line);) {
-    if (line.starts_with("csiop_driver_nodes_unregistered{driverdeployment=\"" + dd + "\"")) {
+    if (line.starts_with(metric + "{driverdeployment=\"" + dd + "\"")) {
       out += line + "\n";
     }
   }
@@ -1589,16 +1602,10 @@ TEST_F(RealNode, ANodeThatDoesNotRegisterTheDriverIsExplainedWithTheRegistrarsOw
   EXPECT_NE(conditionField("unregistered", "Ready", "message").find("NotRegistered"),
             std::string::npos)
       << ddStatus("unregistered");
-  const std::string holder = leaseHolder();
-  std::string leader;
-  for (const auto& p : operatorPods()) {
-    if (holder.find(p) != std::string::npos) {
-      leader = p;
-    }
-  }
-  ASSERT_FALSE(leader.empty()) << holder;
+  const std::string leader = leaderPod();
+  ASSERT_FALSE(leader.empty()) << leaseHolder();
   EXPECT_TRUE(waitFor("the leader counts the node", 30s, [&](std::string& seen) {
-    seen = unregisteredSeries("unregistered", leader);
+    seen = leaderSeries("csiop_driver_nodes_unregistered", "unregistered", leader);
     return seen.find("reason=\"NotRegistered\"} 1") != std::string::npos;
   }));
 
@@ -1620,7 +1627,7 @@ TEST_F(RealNode, ANodeThatDoesNotRegisterTheDriverIsExplainedWithTheRegistrarsOw
   EXPECT_NE(waiting.find("csiop-test-nowhere"), std::string::npos)
       << "the kubelet's refusal, in the registrar's words: " << waiting;
   EXPECT_TRUE(waitFor("the leader counts it by its new reason", 30s, [&](std::string& seen) {
-    seen = unregisteredSeries("unregistered", leader);
+    seen = leaderSeries("csiop_driver_nodes_unregistered", "unregistered", leader);
     return seen.find("reason=\"RegistrarRestarting\"} 1") != std::string::npos &&
            seen.find("NotRegistered") == std::string::npos;
   }));
@@ -1717,6 +1724,44 @@ spec:
                       }));
   deleteDd("refused");
   kubectl({"delete", "namespace", ns, "--wait=false"});
+}
+
+// A claim the driver refuses (the hostpath driver provisions at most 1 TiB: its
+// --max-volume-size) is counted in the status from the external-provisioner's own
+// ProvisioningFailed Event, with the driver's words, and cleared once the claim is gone.
+TEST_F(RealNode, AClaimTheDriverRefusesIsCountedInTheStatusAndClearedWhenItGoes) {
+  ASSERT_NO_FATAL_FAILURE(ensureHostpath());
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, claim("too-big", "csi-hostpath-sc", "2Ti")).ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(waitFor("the refused claim is counted", 120s, [&](std::string& seen) {
+    seen = conditionField("hostpath", "VolumesFailing", "reason") + ": " +
+           conditionField("hostpath", "VolumesFailing", "message") + " / " +
+           kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status.volumes}"}).out;
+    return seen.starts_with("ProvisioningFailed: 1 ProvisioningFailed: PersistentVolumeClaim " +
+                            kWorkloadNamespace + "/too-big: ") &&
+           seen.find("exceeds maximum allowed") != std::string::npos &&
+           seen.find("\"provisioningFailed\":1") != std::string::npos;
+  }));
+  std::cout << "[ figure ] the refused claim counted "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count()
+            << " ms after it was created\n";
+  // (Every step below runs: the claim is deleted whatever was seen, as the deletion tests need.)
+  const std::string leader = leaderPod();
+  EXPECT_FALSE(leader.empty()) << leaseHolder();
+  EXPECT_TRUE(waitFor("the leader counts it", 30s, [&](std::string& seen) {
+    seen = leaderSeries("csiop_driver_volume_failures", "hostpath", leader);
+    return seen.find("csiop_driver_volume_failures{driverdeployment=\"hostpath\",reason="
+                     "\"ProvisioningFailed\"} 1") != std::string::npos;
+  }));
+
+  EXPECT_TRUE(kubectl({"delete", "pvc", "too-big", "-n", kWorkloadNamespace, "--wait"}).ok());
+  EXPECT_TRUE(waitFor("the failure is cleared once the claim is gone", 90s, [&](std::string& seen) {
+    seen = conditionField("hostpath", "VolumesFailing", "status") + " " +
+           kubectl({"get", "dd", "hostpath", "-o", "jsonpath={.status.volumes}"}).out;
+    return seen == "False ";
+  }));
 }
 
 // --- Deletion -------------------------------------------------------------------------------

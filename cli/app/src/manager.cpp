@@ -244,6 +244,7 @@ http::HttpHandler Manager::metricsEndpoint() {
     metrics_.setWorkqueueDepth(queue_.len());
     if (reconciling_) {
       metrics_.setUnregisteredNodes(reconciling_->reconciler.unregisteredNodes());
+      metrics_.setVolumeFailures(reconciling_->reconciler.volumeFailures());
     }
     if (const auto now = std::chrono::steady_clock::now();
         reconciling_ && now - measured >= kCacheSizesPeriod) {

@@ -8,6 +8,7 @@
 
 #include <csiop/driverdeployment/node_rollout.hpp>
 #include <csiop/driverdeployment/startup_taint.hpp>
+#include <csiop/driverdeployment/volume_health.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/render/render.hpp>
 
@@ -16,6 +17,20 @@ namespace csiop::driverdeployment {
 namespace r = kube::resources;
 
 namespace {
+
+// The index of the volume Events: the driver they concern (volume_health.hpp).
+std::string volumeEventDriver(const Json& event, const Informer& persistentVolumes,
+                              const PodInformer& pods) {
+  return driverdeployment::volumeEventDriver(
+      volumeEventOf(event),
+      [&](const std::string& name) {
+        const Json* pv = persistentVolumes.get("", name);
+        return pv == nullptr
+                   ? std::string()
+                   : api::stringField(api::member(api::member(*pv, "spec"), "csi"), "driver");
+      },
+      [&](const std::string& ns, const std::string& name) { return pods.get(ns, name); });
+}
 
 std::vector<std::string> registeredDrivers(const CachedCSINode& csiNode) {
   return csiNode.drivers;
@@ -148,6 +163,13 @@ kube::FieldMask failedCreateFields() {
       .keep({"series", "lastObservedTime"});
 }
 
+kube::FieldMask volumeEventFields() {
+  return failedCreateFields()
+      .keep({"reason"})
+      .keep({"source", "component"})
+      .keep({"reportingComponent"});
+}
+
 kube::FieldMask childFields() {
   kube::FieldMask m = kube::FieldMask()
                           .keepText({"*"})
@@ -168,7 +190,11 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
       persistentVolumes(client, r::persistentvolumes),
       volumeAttachments(client, r::volumeattachments), nodes(client, r::nodes),
       controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel),
-      failedCreates(client, r::events, {}, false, kFailedCreateSelector) {
+      failedCreates(client, r::events, {}, false, kFailedCreateSelector),
+      provisioningFailures(client, r::events, {}, false,
+                           volumeEventSelector(kProvisioningFailedEvent)),
+      attachFailures(client, r::events, {}, false, volumeEventSelector(kFailedAttachVolumeEvent)),
+      mountFailures(client, r::events, {}, false, volumeEventSelector(kFailedMountEvent)) {
   // Each many-object cache builds only what its transform reads as it parses (field_mask.hpp).
   pods.setFields(podFields());
   pods.setTransform([](Json& pod) { return keptInPodCache(pod); });
@@ -186,6 +212,14 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   failedCreates.setFields(failedCreateFields());
   failedCreates.addIndex(kByWorkload,
                          [](const Json& event) { return std::vector{involvedObjectKey(event)}; });
+  volumeAttachments.addIndex(kByDriver, [](const Json& va) {
+    return std::vector{api::stringField(api::member(va, "spec"), "attacher")};
+  });
+  for (Informer* events : {&provisioningFailures, &attachFailures, &mountFailures}) {
+    events->setFields(volumeEventFields());
+    events->addIndex(kByDriver,
+                     [this](const Json& event) { return std::vector{driverOfVolumeEvent(event)}; });
+  }
   controllerRevisions.setFields(typeAndName().keep({"metadata"}).keep({"revision"}));
   controllerRevisions.setTransform([](Json& revision) {
     revision.erase("data"); // the whole pod template, never read
@@ -237,9 +271,15 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
   return c == nullptr ? nullptr : &c->resource();
 }
 
+std::string Caches::driverOfVolumeEvent(const Json& event) const {
+  return volumeEventDriver(event, persistentVolumes, pods);
+}
+
 std::vector<Informer*> Caches::objectCaches() {
-  return {&driverDeployments, &csiDrivers,          &namespaces,   &persistentVolumes, &nodes,
-          &volumeAttachments, &controllerRevisions, &failedCreates};
+  return {&driverDeployments,   &csiDrivers,    &namespaces,
+          &persistentVolumes,   &nodes,         &volumeAttachments,
+          &controllerRevisions, &failedCreates, &provisioningFailures,
+          &attachFailures,      &mountFailures};
 }
 
 std::vector<runtime::RunnableCache*> Caches::all() {

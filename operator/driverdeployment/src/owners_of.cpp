@@ -6,6 +6,7 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/caches.hpp>
 #include <csiop/driverdeployment/startup_taint.hpp>
+#include <csiop/driverdeployment/volume_health.hpp>
 #include <csiop/render/render.hpp>
 
 namespace csiop::driverdeployment {
@@ -29,6 +30,18 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
       if (api::driverNamespaceOf(ddName, stringField(api::member(*dd, "spec"), "namespace")) ==
           name) {
         out.push_back(ddName);
+      }
+    }
+    return out;
+  }
+  if (const std::string reason = stringField(object, "reason");
+      kind == "Event" && (reason == kProvisioningFailedEvent || reason == kFailedMountEvent ||
+                          reason == kFailedAttachVolumeEvent)) {
+    // A volume of a driver failing: the DriverDeployments of the driver.
+    std::vector<std::string> out;
+    if (const std::string driver = caches_.driverOfVolumeEvent(object); !driver.empty()) {
+      for (const Json* dd : caches_.driverDeploymentsOf(driver)) {
+        out.push_back(metadataField(*dd, "name"));
       }
     }
     return out;
@@ -58,6 +71,16 @@ std::vector<std::string> Reconciler::ownersOf(const Json& object) {
       }
     }
   }
+  if (kind == "VolumeAttachment") { // one the status names, or a new error of a driver's
+    failingOn("VolumeAttachment " + metadataField(object, "name"), out);
+    const Json& status = api::member(object, "status");
+    if (status.contains("attachError") || status.contains("detachError")) {
+      for (const Json* dd :
+           caches_.driverDeploymentsOf(stringField(api::member(object, "spec"), "attacher"))) {
+        out.push_back(metadataField(*dd, "name"));
+      }
+    }
+  }
   if (const auto used = driversUsedBy(object); !used.empty()) {
     drivers.insert(used.begin(), used.end());
     deletingOnly = true;
@@ -76,6 +99,7 @@ std::vector<std::string> Reconciler::ownersOf(const CachedPod& pod) {
     out.push_back(pod.owner); // a workload's pod (it may have volumes too)
   }
   if (pod.usesVolumes()) {
+    failingOn("Pod " + pod.key(), out);
     waitingOn(pod.nodeName, out);
     const std::vector<std::string> drivers = pod.inlineDrivers();
     for (const std::string& driver : std::set<std::string>(drivers.begin(), drivers.end())) {
@@ -112,6 +136,14 @@ void Reconciler::deletionsOf(const std::string& driver, bool deletingOnly,
     if (!deletingOnly ||
         !api::member(api::member(*dd, "metadata"), "deletionTimestamp").is_null()) {
       out.push_back(metadataField(*dd, "name"));
+    }
+  }
+}
+
+void Reconciler::failingOn(const std::string& object, std::vector<std::string>& out) const {
+  for (const auto& [name, objects] : volumeFailureObjects_) {
+    if (objects.contains(object)) {
+      out.push_back(name);
     }
   }
 }

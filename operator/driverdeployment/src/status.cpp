@@ -143,6 +143,61 @@ void setCondition(std::vector<api::Condition>& conditions, api::Condition c) {
   conditions.push_back(std::move(c));
 }
 
+namespace {
+
+// status.volumes and VolumesFailing: set while some of the driver's volumes fail; False (kept for
+// kubectl wait and alerts) once none does.
+template <class Set>
+void setVolumesFailing(const Observed& observed,
+                       const std::optional<api::DriverDeploymentStatus>& previous,
+                       api::DriverDeploymentStatus& status,
+                       const std::vector<api::Condition>& conditions, const Set& set) {
+  if (!observed.volumeHealth) { // not looked at in this pass: as it was
+    if (previous) {
+      status.volumes = previous->volumes;
+    }
+    return;
+  }
+  const VolumeHealth& health = *observed.volumeHealth;
+  if (health.total() == 0) {
+    if (findCondition(conditions, condition::kVolumesFailing) != nullptr) {
+      set(make(condition::kVolumesFailing, false, "NoneFailing",
+               "no volume of the driver is failing", observed.generation));
+    }
+    return;
+  }
+  api::VolumesStatus volumes;
+  const auto count = [&](const char* reason) -> std::optional<std::int32_t> {
+    const auto it = health.counts.find(reason);
+    return it == health.counts.end() ? std::nullopt
+                                     : std::optional(static_cast<std::int32_t>(it->second));
+  };
+  volumes.provisioningFailed = count(volume_health::kProvisioningFailed);
+  volumes.attachFailed = count(volume_health::kAttachFailed);
+  volumes.detachFailed = count(volume_health::kDetachFailed);
+  volumes.mountFailed = count(volume_health::kMountFailed);
+  std::vector<api::VolumeFailureStatus> failures;
+  for (const VolumeFailure& f : health.named) {
+    failures.push_back({f.reason, f.object,
+                        f.volume.empty() ? std::nullopt : std::optional(f.volume), f.message,
+                        api::formatRfc3339(f.last)});
+  }
+  volumes.failures = std::move(failures);
+  status.volumes = std::move(volumes);
+  // The reason: the first kind of failure, in the order a volume meets them.
+  std::string reason;
+  for (const char* r : {volume_health::kProvisioningFailed, volume_health::kAttachFailed,
+                        volume_health::kMountFailed, volume_health::kDetachFailed}) {
+    if (health.counts.contains(r)) {
+      reason = r;
+      break;
+    }
+  }
+  set(make(condition::kVolumesFailing, true, reason, health.summary(), observed.generation));
+}
+
+} // namespace
+
 api::DriverDeploymentStatus
 computeStatus(const Observed& observed, const std::optional<api::DriverDeploymentStatus>& previous,
               const std::string& now) {
@@ -208,6 +263,7 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
     set(make(condition::kOperatorUpdateHeld, false, "NoneHeld",
              "the workloads are as this operator renders them", generation));
   }
+  setVolumesFailing(observed, previous, status, conditions, set);
   if (!observed.applyErrors.empty()) {
     set(make(condition::kDegraded, true, "ApplyFailed", joined(observed.applyErrors), generation));
   } else if (!observed.missingPrerequisites.empty()) {

@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/registration_problems.hpp>
 
 namespace csiop::driverdeployment {
@@ -65,6 +66,7 @@ public:
     }
     for (const VolumeFailure& f : all) {
       ++out.counts[f.reason];
+      out.objects.insert(f.object);
     }
     std::sort(all.begin(), all.end(), [](const VolumeFailure& a, const VolumeFailure& b) {
       return std::tie(b.last, a.object, a.reason) < std::tie(a.last, b.object, b.reason);
@@ -119,6 +121,61 @@ std::string namedVolume(std::string_view message) {
   const std::size_t begin = at + kFor.size();
   const std::size_t end = message.find('"', begin);
   return end == std::string_view::npos ? "" : std::string(message.substr(begin, end - begin));
+}
+
+std::string volumeEventSelector(std::string_view reason) {
+  return "type=Warning,reason=" + std::string(reason);
+}
+
+VolumeEvent volumeEventOf(const api::Json& event) {
+  const api::Json& involved = api::member(event, "involvedObject");
+  VolumeEvent out;
+  out.reason = api::stringField(event, "reason");
+  out.kind = api::stringField(involved, "kind");
+  out.namespace_ = api::stringField(involved, "namespace");
+  out.name = api::stringField(involved, "name");
+  out.message = api::stringField(event, "message");
+  out.component = api::stringField(api::member(event, "source"), "component");
+  if (out.component.empty()) {
+    out.component = api::stringField(event, "reportingComponent");
+  }
+  for (const std::string& text :
+       {api::stringField(api::member(event, "series"), "lastObservedTime"),
+        api::stringField(event, "lastTimestamp"), api::stringField(event, "eventTime"),
+        api::metadataField(event, "creationTimestamp")}) {
+    if (const auto at = api::parseRfc3339(text)) {
+      out.last = *at;
+      break;
+    }
+  }
+  return out;
+}
+
+std::string volumeEventDriver(
+    const VolumeEvent& event,
+    const std::function<std::string(const std::string& persistentVolume)>& persistentVolumeDriver,
+    const std::function<const CachedPod*(const std::string& ns, const std::string& name)>& pod) {
+  if (event.reason == kProvisioningFailedEvent) {
+    const std::size_t underscore = event.component.find('_');
+    return underscore == std::string::npos ? "" : event.component.substr(0, underscore);
+  }
+  const std::string volume = namedVolume(event.message);
+  if (volume.empty()) {
+    return "";
+  }
+  if (std::string driver = persistentVolumeDriver(volume); !driver.empty()) {
+    return driver;
+  }
+  if (event.kind == "Pod") {
+    if (const CachedPod* p = pod(event.namespace_, event.name)) {
+      for (const CachedPod::Volume& v : p->volumes) {
+        if (v.name == volume) {
+          return v.csiDriver;
+        }
+      }
+    }
+  }
+  return "";
 }
 
 std::vector<std::string> claimsToLookUp(const std::string& driver,

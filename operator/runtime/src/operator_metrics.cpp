@@ -106,6 +106,13 @@ struct OperatorMetrics::Metrics {
                 "registered in the node's CSINode, by reason (status.nodes.waiting says why).")
           .Register(registry);
   std::map<std::map<std::string, std::string>, Gauge*> unregisteredSeries;
+  Family<Gauge>& volumeFailures =
+      BuildGauge()
+          .Name("csiop_driver_volume_failures")
+          .Help("Volumes of a DriverDeployment's driver that fail, by reason: ProvisioningFailed "
+                "(claims its provisioner refuses), AttachFailed, DetachFailed, MountFailed.")
+          .Register(registry);
+  std::map<std::map<std::string, std::string>, Gauge*> volumeFailureSeries;
 
   Metrics() {
     for (const char* result : {"allowed", "denied", "rejected"}) {
@@ -165,23 +172,39 @@ void OperatorMetrics::setCache(std::string_view resource, std::size_t objects,
   metrics_->cacheHeapBytes.Add(labels).Set(static_cast<double>(heapBytes));
 }
 
-void OperatorMetrics::setUnregisteredNodes(const UnregisteredCounts& counts) {
-  std::map<std::map<std::string, std::string>, Gauge*> now;
+namespace {
+
+// `counts` (DriverDeployment -> reason -> value) as the series of `family`, replacing those of
+// the last call (`series`): one that is no longer there is gone, not 0.
+void replaceSeries(prometheus::Family<prometheus::Gauge>& family,
+                   std::map<std::map<std::string, std::string>, prometheus::Gauge*>& series,
+                   const OperatorMetrics::UnregisteredCounts& counts) {
+  std::map<std::map<std::string, std::string>, prometheus::Gauge*> now;
   for (const auto& [driverDeployment, byReason] : counts) {
-    for (const auto& [reason, nodes] : byReason) {
+    for (const auto& [reason, value] : byReason) {
       std::map<std::string, std::string> labels = {{"driverdeployment", driverDeployment},
                                                    {"reason", reason}};
-      Gauge& series = metrics_->unregisteredNodes.Add(labels);
-      series.Set(static_cast<double>(nodes));
-      now.emplace(std::move(labels), &series);
+      prometheus::Gauge& gauge = family.Add(labels);
+      gauge.Set(static_cast<double>(value));
+      now.emplace(std::move(labels), &gauge);
     }
   }
-  for (const auto& [labels, series] : metrics_->unregisteredSeries) {
+  for (const auto& [labels, gauge] : series) {
     if (!now.contains(labels)) {
-      metrics_->unregisteredNodes.Remove(series);
+      family.Remove(gauge);
     }
   }
-  metrics_->unregisteredSeries = std::move(now);
+  series = std::move(now);
+}
+
+} // namespace
+
+void OperatorMetrics::setUnregisteredNodes(const UnregisteredCounts& counts) {
+  replaceSeries(metrics_->unregisteredNodes, metrics_->unregisteredSeries, counts);
+}
+
+void OperatorMetrics::setVolumeFailures(const UnregisteredCounts& counts) {
+  replaceSeries(metrics_->volumeFailures, metrics_->volumeFailureSeries, counts);
 }
 
 void OperatorMetrics::setLeader(bool leader) {

@@ -148,6 +148,7 @@ private:
   struct Watcher {
     const kube::ResourceRef* ref = nullptr;
     std::string selector;
+    std::string fieldSelector;
     std::int64_t sent = 0; // resourceVersion
     std::shared_ptr<kube::testing::ChunkFeed> feed;
   };
@@ -271,6 +272,28 @@ private:
     const Json body = {{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
                        {"message", message}, {"reason", reason},   {"code", code}};
     return Reply{.status = code, .body = body.dump()};
+  }
+
+  // A field selector as the API server reads it: "path=value" terms joined by commas, each path
+  // dotted into the object ("type=Warning,reason=FailedMount", "involvedObject.kind=Pod").
+  static bool fieldSelected(const Json& object, const std::string& selector) {
+    for (const std::string& term : split(selector, ',')) {
+      const std::size_t eq = term.find('=');
+      if (term.empty() || eq == std::string::npos) {
+        continue;
+      }
+      const Json* at = &object;
+      for (const std::string& key : split(term.substr(0, eq), '.')) {
+        at = at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
+        if (at == nullptr) {
+          break;
+        }
+      }
+      if (at == nullptr || !at->is_string() || at->get<std::string>() != term.substr(eq + 1)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // Only what the operator's informers select: "key" or "key=value".
@@ -460,7 +483,9 @@ private:
     for (const auto& [key, s] : objects_) {
       if (resourceKey(s.ref) == resourceKey(*t.ref) &&
           (t.ns.empty() || s.object["metadata"].value("namespace", "") == t.ns) &&
-          selected(s.object, t.query.count("labelSelector") ? t.query.at("labelSelector") : "")) {
+          selected(s.object, t.query.count("labelSelector") ? t.query.at("labelSelector") : "") &&
+          fieldSelected(s.object,
+                        t.query.count("fieldSelector") ? t.query.at("fieldSelector") : "")) {
         items.push_back(s.object);
       }
     }
@@ -474,6 +499,7 @@ private:
   Reply watch(const Target& t) {
     Watcher w{.ref = t.ref,
               .selector = t.query.count("labelSelector") ? t.query.at("labelSelector") : "",
+              .fieldSelector = t.query.count("fieldSelector") ? t.query.at("fieldSelector") : "",
               .sent =
                   t.query.count("resourceVersion") ? std::stoll(t.query.at("resourceVersion")) : 0,
               .feed = std::make_shared<kube::testing::ChunkFeed>()};
@@ -492,7 +518,7 @@ private:
     }
     for (const Event& e : log_) {
       if (e.resourceVersion > w.sent && e.resource == resourceKey(*w.ref) &&
-          selected(e.object, w.selector)) {
+          selected(e.object, w.selector) && fieldSelected(e.object, w.fieldSelector)) {
         lines.push_back(Json{{"type", e.type}, {"object", e.object}}.dump() + "\n");
       }
     }

@@ -733,6 +733,115 @@ TEST_F(ReconcilerTest, AWorkloadThatCannotCreateItsPodsIsReportedFromItsFailedCr
   EXPECT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
 }
 
+// The driver's volumes that fail, from the Events the API server filters by reason and the
+// VolumeAttachments: a claim its provisioner refuses (while the claim is Pending: one that is
+// gone is not counted), a pod whose volume it does not mount, an attachment with an error. Other
+// drivers' Events of the same reasons are not counted; a pod that runs clears its own.
+TEST_F(ReconcilerTest, FailingVolumesOfTheDriverAreCountedNamedAndClearedWhenTheyClear) {
+  converge();
+  const auto event = [&](const std::string& name, const char* reason, const char* kind,
+                         const std::string& object, const std::string& message,
+                         const std::string& component) {
+    api_.put(r::events,
+             {{"metadata", {{"name", name}, {"namespace", "apps"}}},
+              {"type", "Warning"},
+              {"reason", reason},
+              {"involvedObject", {{"kind", kind}, {"namespace", "apps"}, {"name", object}}},
+              {"message", message},
+              {"source", {{"component", component}}},
+              {"lastTimestamp", "2024-05-01T09:59:00Z"}});
+  };
+  const std::string provisioner = std::string(kDriver) + "_demo-controller-0_ab12";
+  api_.put(r::persistentvolumeclaims, {{"metadata", {{"name", "big"}, {"namespace", "apps"}}},
+                                       {"status", {{"phase", "Pending"}}}});
+  event("big.1", "ProvisioningFailed", "PersistentVolumeClaim", "big",
+        "failed to provision volume with StorageClass \"demo\": rpc error: code = OutOfRange "
+        "desc = too big",
+        provisioner);
+  event("deleted.1", "ProvisioningFailed", "PersistentVolumeClaim", "deleted", "no space",
+        provisioner);
+  event("foreign.1", "ProvisioningFailed", "PersistentVolumeClaim", "big", "not ours",
+        "ebs.csi.aws.com_ebs-csi-controller-0_cd34");
+  api_.put(r::persistentvolumes,
+           {{"metadata", {{"name", "pvc-1"}}},
+            {"spec", {{"csi", {{"driver", kDriver}, {"volumeHandle", "h1"}}}}}});
+  Json web = {{"metadata", {{"name", "web-0"}, {"namespace", "apps"}}},
+              {"spec",
+               {{"nodeName", "node-1"},
+                {"volumes",
+                 {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "d"}}}},
+                  {{"name", "config"}, {"configMap", {{"name", "c"}}}}}}}},
+              {"status", {{"phase", "Pending"}}}};
+  api_.put(r::pods, web);
+  ASSERT_TRUE(runUntil([&] { return caches_.persistentVolumes.size() == 1; }));
+  event("web-0.1", "FailedMount", "Pod", "web-0",
+        "MountVolume.SetUp failed for volume \"pvc-1\" : rpc error: code = Internal desc = mount "
+        "failed",
+        "kubelet");
+  event("web-0.2", "FailedMount", "Pod", "web-0",
+        "MountVolume.SetUp failed for volume \"config\" : configmap \"c\" not found", "kubelet");
+  // A FailedCreate is not a volume's: the watches of the volume reasons do not see it.
+  event("ds.1", "FailedCreate", "DaemonSet", "x", "Error creating: quota", "daemonset-controller");
+  api_.put(r::volumeattachments, {{"metadata", {{"name", "csi-abc"}}},
+                                  {"spec",
+                                   {{"attacher", kDriver},
+                                    {"nodeName", "node-1"},
+                                    {"source", {{"persistentVolumeName", "pvc-2"}}}}},
+                                  {"status",
+                                   {{"attached", false},
+                                    {"attachError",
+                                     {{"message", "rpc error: code = NotFound desc = no disk"},
+                                      {"time", "2024-05-01T09:59:30Z"}}}}}});
+  ASSERT_TRUE(runUntil([&] {
+    return caches_.mountFailures.size() == 2 && caches_.provisioningFailures.size() == 3 &&
+           caches_.volumeAttachments.size() == 1;
+  }));
+  EXPECT_EQ(caches_.attachFailures.size(), 0U);
+  reconcile("demo");
+  EXPECT_EQ(condition("VolumesFailing"),
+            "True ProvisioningFailed: 1 ProvisioningFailed, 1 AttachFailed, 1 MountFailed: "
+            "VolumeAttachment csi-abc (volume pvc-2): on node node-1: rpc error: code = NotFound "
+            "desc = no disk; PersistentVolumeClaim apps/big: failed to provision volume with "
+            "StorageClass \"demo\": rpc error: code = OutOfRange desc = too big; Pod apps/web-0 "
+            "(volume pvc-1): MountVolume.SetUp failed for volume \"pvc-1\" : rpc error: code = "
+            "Internal desc = mount failed");
+  const Json volumes = api_.find(r::driverdeployments, "", "demo")->at("status").at("volumes");
+  EXPECT_EQ(volumes.value("provisioningFailed", 0), 1);
+  EXPECT_EQ(volumes.value("attachFailed", 0), 1);
+  EXPECT_EQ(volumes.value("mountFailed", 0), 1);
+  EXPECT_FALSE(volumes.contains("detachFailed"));
+  EXPECT_EQ(volumes.at("failures").size(), 3U);
+  EXPECT_EQ(reconciler_.volumeFailures().at("demo").at("MountFailed"), 1);
+  // The claims were looked up once (both: the deleted one answers 404); not again at once.
+  const auto lookups = api_.count("GET", "/persistentvolumeclaims/");
+  EXPECT_EQ(lookups, 2);
+  reconcile("demo");
+  EXPECT_EQ(api_.count("GET", "/persistentvolumeclaims/"), lookups);
+
+  // The pod runs; the attachment is attached: only the claim is left.
+  web["status"]["phase"] = "Running";
+  api_.put(r::pods, web);
+  Json va = *api_.findNamed(r::volumeattachments, "csi-abc");
+  va["status"] = {{"attached", true}};
+  api_.put(r::volumeattachments, va);
+  queued_.clear();
+  ASSERT_TRUE(runUntil([&] {
+    const CachedPod* p = caches_.pods.get("apps", "web-0");
+    const Json* cached = caches_.volumeAttachments.get("", "csi-abc");
+    return p != nullptr && p->phase == "Running" && cached != nullptr &&
+           cached->at("status").value("attached", false);
+  }));
+  // Each change concerns the DriverDeployment whose failures named the object.
+  EXPECT_TRUE(queued_.contains("demo"));
+  reconcile("demo");
+  EXPECT_EQ(condition("VolumesFailing")
+                .rfind("True ProvisioningFailed: 1 ProvisioningFailed: "
+                       "PersistentVolumeClaim apps/big: ",
+                       0),
+            0U)
+      << condition("VolumesFailing");
+}
+
 // In a namespace that enforces Pod Security "restricted", the node plugin's pods would be refused:
 // a dry run of one says so before the DaemonSet is created, which it is not; once the namespace
 // allows them, it is.

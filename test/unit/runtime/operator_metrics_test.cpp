@@ -176,6 +176,28 @@ TEST(OperatorMetricsTest, UnregisteredNodesReplaceTheirSeries) {
   EXPECT_EQ(metrics.exposition().find("csiop_driver_nodes_unregistered{"), std::string::npos);
 }
 
+TEST(OperatorMetricsTest, VolumeFailuresReplaceTheirSeries) {
+  OperatorMetrics metrics;
+  metrics.setVolumeFailures({{"a", {{"ProvisioningFailed", 2}, {"MountFailed", 1}}}});
+  const std::string first = metrics.exposition();
+  EXPECT_NE(
+      first.find("# TYPE csiop_driver_volume_failures gauge\n"
+                 "csiop_driver_volume_failures{driverdeployment=\"a\",reason=\"MountFailed\"} "
+                 "1\n"
+                 "csiop_driver_volume_failures{driverdeployment=\"a\",reason="
+                 "\"ProvisioningFailed\"} 2\n"),
+      std::string::npos)
+      << first;
+  metrics.setVolumeFailures({{"a", {{"MountFailed", 1}}}});
+  EXPECT_EQ(metrics.exposition().find("reason=\"ProvisioningFailed\""), std::string::npos);
+  // The two families' series are replaced each on its own.
+  metrics.setUnregisteredNodes({{"a", {{"NotRegistered", 1}}}});
+  metrics.setVolumeFailures({});
+  const std::string last = metrics.exposition();
+  EXPECT_EQ(last.find("csiop_driver_volume_failures{"), std::string::npos) << last;
+  EXPECT_NE(last.find("csiop_driver_nodes_unregistered{"), std::string::npos) << last;
+}
+
 TEST(Docs, MetricsReferenceListsEveryFamily) {
   std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/docs/reference/metrics.md");
   ASSERT_TRUE(in) << "docs/reference/metrics.md is missing";
@@ -185,6 +207,7 @@ TEST(Docs, MetricsReferenceListsEveryFamily) {
   metrics.observeApiRequest("apply", "pods", 200);
   metrics.setCache("pods", 1, 1024);
   metrics.setUnregisteredNodes({{"hostpath", {{"NotRegistered", 1}}}});
+  metrics.setVolumeFailures({{"hostpath", {{"MountFailed", 1}}}});
   std::istringstream exposition(metrics.exposition());
   int families = 0;
   for (std::string line; std::getline(exposition, line);) {
@@ -196,7 +219,7 @@ TEST(Docs, MetricsReferenceListsEveryFamily) {
     const std::string row = "| `" + type[1].str() + "` | " + type[2].str() + " |";
     EXPECT_NE(page.find(row), std::string::npos) << "no row " << row;
   }
-  EXPECT_EQ(families, 12);
+  EXPECT_EQ(families, 13);
 }
 
 } // namespace

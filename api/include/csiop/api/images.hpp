@@ -24,6 +24,7 @@ struct ImageDefault {
   std::string_view name; // image name below the registry
   std::string_view tag;
   std::string_view project; // kubernetes-csi repository, for docs
+  std::string_view field;   // the spec's field of its settings: spec.controller.<field>, ...
 };
 
 inline constexpr std::string_view kDefaultRegistry = "registry.k8s.io/sig-storage";

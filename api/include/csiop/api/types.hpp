@@ -859,11 +859,47 @@ struct RolloutsStatus {
   }
 };
 
+// A volume of the driver that fails (status.volumes.failures): a claim it does not provision, a
+// volume it does not attach or detach, a pod whose volume it does not mount.
+struct VolumeFailureStatus {
+  std::string reason; // ProvisioningFailed | AttachFailed | DetachFailed | MountFailed
+  std::string object; // "PersistentVolumeClaim ns/name", "Pod ns/name", ...
+  std::optional<std::string> volume; // the PersistentVolume or inline volume
+  std::string message;               // the Event's or the VolumeAttachment's words
+  std::string lastSeen;              // RFC 3339
+
+  template <class V> void fields(V&& v) {
+    v("reason", reason);
+    v("object", object);
+    v("volume", volume);
+    v("message", message);
+    v("lastSeen", lastSeen);
+  }
+};
+
+// The driver's volumes that fail, counted by reason, the newest few named (only while some do).
+struct VolumesStatus {
+  std::optional<std::int32_t> provisioningFailed;
+  std::optional<std::int32_t> attachFailed;
+  std::optional<std::int32_t> detachFailed;
+  std::optional<std::int32_t> mountFailed;
+  std::optional<std::vector<VolumeFailureStatus>> failures;
+
+  template <class V> void fields(V&& v) {
+    v("provisioningFailed", provisioningFailed);
+    v("attachFailed", attachFailed);
+    v("detachFailed", detachFailed);
+    v("mountFailed", mountFailed);
+    v("failures", failures);
+  }
+};
+
 struct DriverDeploymentStatus {
   std::optional<std::int64_t> observedGeneration;
   std::optional<std::vector<Condition>> conditions;
   std::optional<NodesStatus> nodes;
   std::optional<ControllerStatus> controller;
+  std::optional<VolumesStatus> volumes;
   std::optional<std::vector<UnmanagedObject>> unmanaged;
   std::optional<RolloutsStatus> rollout;
   std::optional<std::vector<WorkloadRendering>> workloads;
@@ -873,6 +909,7 @@ struct DriverDeploymentStatus {
     v("conditions", conditions);
     v("nodes", nodes);
     v("controller", controller);
+    v("volumes", volumes);
     v("rollout", rollout);
     v("workloads", workloads);
     v("unmanaged", unmanaged);

@@ -47,6 +47,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       {&Reconciler::rollNodePlugins, "nodePlugins"},         // node_plugins.cpp
       {&Reconciler::releaseStartupTaints, "startupTaints"},  // startup_taints.cpp
       {&Reconciler::explainRegistration, "registration"},    // registration.cpp
+      {&Reconciler::checkVolumeHealth, "volumes"},           // volume_health.cpp
       {&Reconciler::reportStatus, "status"},                 // status_step.cpp
   };
   std::optional<ReconcileRun> run = takeSnapshot(name); // snapshot.cpp

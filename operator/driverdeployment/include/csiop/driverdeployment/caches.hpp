@@ -26,7 +26,8 @@ using runtime::Informer;
 // nodes, pods and DriverDeployments grow.
 // - kByOwner: the owner label's value (the DriverDeployment's name), on every cache selected
 //   by it (children, pods, controllerRevisions) and on the CSIDrivers;
-// - kByDriver: spec.driverName of a DriverDeployment; each driver registered in a CSINode;
+// - kByDriver: spec.driverName of a DriverDeployment; each driver registered in a CSINode; the
+//   attacher of a VolumeAttachment; the driver a volume Event concerns;
 // - kUsesVolumes: "true" on the pods that have a volume the volume decisions read;
 // - kByTaint: each taint key of a Node; spec.startupTaint.key of a DriverDeployment.
 inline constexpr const char* kByOwner = "owner";
@@ -47,6 +48,7 @@ kube::FieldMask podFields();
 kube::FieldMask nodeFields();
 kube::FieldMask csiNodeFields();
 kube::FieldMask failedCreateFields();
+kube::FieldMask volumeEventFields();
 // What the children's caches build: a child's metadata (but the field sets of its managedFields
 // entries, a third of a workload, which the store cuts to who manages what anyway:
 // runtime::managerSummary) and status as trees, every other member as its text (a
@@ -80,6 +82,16 @@ struct Caches {
   // cluster's other Events cost nothing here), cut down to their involved object, message and
   // times; index kByWorkload. Why a DaemonSet or StatefulSet has fewer pods than it wants.
   Informer failedCreates;
+  // The Warning Events of the driver's volumes failing (volume_health.hpp), one watch per reason
+  // the API server filters (ProvisioningFailed, FailedAttachVolume, FailedMount: the cluster's
+  // other Events, and these reasons' Events of other objects than claims and pods, cost nothing
+  // here beyond their own), cut down like failedCreates; index kByDriver: the driver of the
+  // external-provisioner that wrote it, or of the volume it names (a PersistentVolume's
+  // spec.csi.driver, or an inline volume of the pod), "" when not known yet (a later sighting
+  // of the Event files it again).
+  Informer provisioningFailures;
+  Informer attachFailures;
+  Informer mountFailures;
   // One per child kind: the kinds every driver gets, the companion kinds (ConfigMap, Service,
   // PodDisruptionBudget, VolumeSnapshotClass: served only where its CRD is installed), and
   // those of `objectKinds`.
@@ -102,6 +114,8 @@ struct Caches {
   // What of driver `driverName` is in use (deletion protection; the reconciler and the webhook).
   VolumeUsage volumesOf(const std::string& driverName,
                         const std::optional<SmokeTestOwner>& owner = std::nullopt) const;
+  // The driver a volume Event concerns (the index kByDriver of the volume Events).
+  std::string driverOfVolumeEvent(const Json& event) const;
   // The pods with a claim, generic ephemeral or CSI volume.
   std::vector<const CachedPod*> volumeUsers() const;
   bool synced();

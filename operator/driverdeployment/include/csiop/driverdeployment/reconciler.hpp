@@ -139,6 +139,10 @@ public:
   using UnregisteredCounts = std::map<std::string, std::map<std::string, std::int32_t>>;
   const UnregisteredCounts& unregisteredNodes() const { return unregistered_; }
 
+  // DriverDeployment -> its driver's failing volumes by reason, as of its last pass
+  // (volume_health.hpp): csiop_driver_volume_failures.
+  const UnregisteredCounts& volumeFailures() const { return volumeFailures_; }
+
   // The image the smoke tests of spec.rollout.smokeVolume run in (the operator's own; "": none,
   // and a smoke test fails at its Start stage, saying so), and its pull policy.
   void setSmokeImage(std::string image, std::string pullPolicy);
@@ -219,6 +223,9 @@ private:
   // registration.cpp: the nodes where the plugin runs and the driver is not registered, why, and
   // the registrar's last log lines (registration_problems.hpp, registrar_logs.hpp).
   boost::asio::awaitable<StepResult> explainRegistration(ReconcileRun& run);
+  // volume_health.cpp
+  boost::asio::awaitable<StepResult> checkVolumeHealth(ReconcileRun& run);
+  boost::asio::awaitable<ClaimPhase> lookUpClaim(std::string key);
   // registration.cpp: the last lines of one registrar's log, or why they could not be read.
   struct RegistrarLogRead {
     std::vector<std::string> lines;
@@ -404,9 +411,26 @@ private:
   // DriverDeployment -> the registrar logs read for its unregistered nodes.
   std::map<std::string, RegistrarLogs> registrarLogs_;
   UnregisteredCounts unregistered_;
+  UnregisteredCounts volumeFailures_;
+  // DriverDeployment -> the objects its driver's failing volumes were last seen on
+  // ("Pod ns/name", "VolumeAttachment name"): a change of one queues it (owners_of.cpp).
+  std::map<std::string, std::set<std::string>> volumeFailureObjects_;
+  // DriverDeployment -> "namespace/name" of a claim a ProvisioningFailed Event of its driver
+  // names -> its phase, and when it was looked up; looked up again after kClaimRecheck,
+  // forgotten with the last Event that names it.
+  struct ClaimLookup {
+    ClaimPhase phase = ClaimPhase::Unknown;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::map<std::string, std::map<std::string, ClaimLookup>> claimLookups_;
+  static constexpr std::chrono::seconds kClaimRecheck{30};
+  // The most claims a pass looks up (the rest count as failing until their turn).
+  static constexpr std::size_t kClaimLookupsPerPass = 10;
   // owners_of.cpp: the DriverDeployments whose rollout waits on `node`; those of `driver`
   // (only those being deleted if `deletingOnly`).
   void waitingOn(const std::string& node, std::vector<std::string>& out) const;
+  // Those whose failing volumes were last seen on `object` ("Pod ns/name", ...).
+  void failingOn(const std::string& object, std::vector<std::string>& out) const;
   void deletionsOf(const std::string& driver, bool deletingOnly,
                    std::vector<std::string>& out) const;
   // What checkPrerequisites found, by "group/version/resource" or "PriorityClass name", and

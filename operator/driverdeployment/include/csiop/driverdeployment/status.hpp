@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <csiop/api/types.hpp>
+#include <csiop/driverdeployment/volume_health.hpp>
 
 namespace csiop::driverdeployment {
 
@@ -21,6 +22,7 @@ inline constexpr const char* kPaused = "Paused";
 inline constexpr const char* kDeletionBlocked = "DeletionBlocked";
 inline constexpr const char* kRolloutFailed = "RolloutFailed";
 inline constexpr const char* kOperatorUpdateHeld = "OperatorUpdateHeld";
+inline constexpr const char* kVolumesFailing = "VolumesFailing";
 } // namespace condition
 
 // What a reconcile found.
@@ -60,6 +62,8 @@ struct Observed {
   std::optional<std::int32_t> held;
   // Workloads that cannot create their pods, and why (pod_creation.hpp): one line each.
   std::vector<std::string> podCreationFailures;
+  // The driver's volumes that fail (volume_health.hpp); nullopt when not looked at.
+  std::optional<VolumeHealth> volumeHealth;
   // Why pods of the node plugin or controller do not run (podProblems()): an
   // image that cannot be pulled, a crash loop, an unschedulable pod.
   std::vector<std::string> podProblems;

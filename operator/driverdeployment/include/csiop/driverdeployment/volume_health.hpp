@@ -27,11 +27,13 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <csiop/api/rfc3339.hpp>
+#include <csiop/api/types.hpp>
 #include <csiop/driverdeployment/cached_pod.hpp>
 
 namespace csiop::driverdeployment {
@@ -93,6 +95,7 @@ struct VolumeFailure {
 struct VolumeHealth {
   std::map<std::string, std::size_t> counts; // by reason; only reasons with failures
   std::vector<VolumeFailure> named;          // the newest kNamedVolumeFailures, newest first
+  std::set<std::string> objects;             // every failure's object (VolumeFailure::object)
 
   [[nodiscard]] std::size_t total() const;
   // "2 ProvisioningFailed, 1 MountFailed: PersistentVolumeClaim a/b: <message>; ..." (the
@@ -113,6 +116,23 @@ struct DriverVolumeView {
 
 // The volume an Event's message names: X of `for volume "X"`; "" if none.
 std::string namedVolume(std::string_view message);
+
+// The field selector of the watch of one reason: "type=Warning,reason=<reason>".
+std::string volumeEventSelector(std::string_view reason);
+
+// An Event as volumeEventFields() builds it, read: its last sighting is series.lastObservedTime,
+// else lastTimestamp, else eventTime, else its creation.
+VolumeEvent volumeEventOf(const api::Json& event);
+
+// The driver an Event concerns: a ProvisioningFailed Event's provisioner (its source component up
+// to the first '_'; a CSI driver's name has none), or the driver of the volume a FailedMount or
+// FailedAttachVolume Event names: `persistentVolumeDriver(name)` (spec.csi.driver of the cached
+// PersistentVolume, "" if none), else an inline volume of that name in the cached pod. "" when
+// not known.
+std::string volumeEventDriver(
+    const VolumeEvent& event,
+    const std::function<std::string(const std::string& persistentVolume)>& persistentVolumeDriver,
+    const std::function<const CachedPod*(const std::string& ns, const std::string& name)>& pod);
 
 // The claims the ProvisioningFailed Events of `driver` name within the window, "ns/name", for
 // the caller to look up (DriverVolumeView::claim); sorted, each once.

@@ -59,6 +59,9 @@ public:
   // is no longer there is gone, not 0, as with kube-state-metrics' per-object series).
   using UnregisteredCounts = std::map<std::string, std::map<std::string, std::int32_t>>;
   void setUnregisteredNodes(const UnregisteredCounts& counts);
+  // csiop_driver_volume_failures{driverdeployment,reason}: the driver's volumes that fail, by
+  // reason (ProvisioningFailed, AttachFailed, DetachFailed, MountFailed), replaced the same way.
+  void setVolumeFailures(const UnregisteredCounts& counts);
 
   // The text exposition format 0.0.4.
   std::string exposition() const;
