@@ -511,13 +511,22 @@ spec:
             << " ms after the Event was written\n";
 
   ASSERT_TRUE(kubectl({"delete", "pod", "waits", "-n", ns, "--wait"}).ok());
+  const auto deleted = std::chrono::steady_clock::now();
   EXPECT_TRUE(waitFor("cleared once the pod is gone", 60s, [&](std::string& seen) {
     seen = conditionField("vols", "VolumesFailing", "status") + " " +
            kubectl({"get", "dd", "vols", "-o", "jsonpath={.status.volumes}"}).out;
     return seen == "False ";
   }));
+  std::cout << "[ figure ] cleared "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - deleted)
+                   .count()
+            << " ms after the pod was gone\n";
+  // The PersistentVolume first: a DriverDeployment's deletion waits while a volume of its
+  // driver is there.
+  EXPECT_TRUE(kubectl({"delete", "pv", "pv-vols-1", "--wait"}).ok());
   deleteDd("vols");
-  kubectl({"delete", "pv", "pv-vols-1", "--wait=false"});
+  EXPECT_FALSE(exists({"dd", "vols"}));
   kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
