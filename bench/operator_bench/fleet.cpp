@@ -273,6 +273,9 @@ asio::awaitable<void> runFleet(Context& ctx, std::vector<std::string> names, Rep
     const bool converged = co_await run.converge();
     if (converged) {
       co_await run.steadyState();
+      if (ctx.options.churnPods > 0) {
+        co_await runChurn(ctx, pods, ctx.options.churnPods, out.churn.emplace());
+      }
     }
     co_await run.removeAll();
   } catch (...) {

@@ -19,6 +19,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "churn.hpp"
 #include "context.hpp"
 #include "metrics.hpp"
 #include "phase.hpp"
@@ -62,6 +63,8 @@ struct FleetReport {
   std::optional<double> podsGoneMs; // deletes sent -> no node plugin pod left
   PodChanges podsGoneChanges;       // deletes sent -> no node plugin pod left
   std::optional<CpuUsage> podsGoneCpu;
+
+  std::optional<ChurnReport> churn; // --churn-pods, after the steady state
 
   int podWatchRelists = 0; // their changes are not counted
   std::vector<PhaseLoad> phases;

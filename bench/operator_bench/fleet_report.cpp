@@ -90,6 +90,10 @@ void printFleetReport(std::ostream& out, const FleetReport& f) {
   cpuHeader(out);
   cpuRow(out, "steady state", f.steadyCpu);
 
+  if (f.churn) {
+    printChurnReport(out, *f.churn);
+  }
+
   out << "\n" << f.driverDeployments << " DDs deleted at once\n";
   value(out, "deletes sent -> every DD and its children gone", millis(f.deleteGoneMs));
   value(out, "deletes sent -> every node plugin pod gone", millis(f.podsGoneMs));

@@ -14,7 +14,8 @@
 // DIR` measures csi-operator and ceph-csi-operator one after the other (peer.hpp); `--scenario
 // fleet` the DriverDeployments users run (5 by default) with a node plugin pod on every node,
 // on a cluster started with a raised API rate for the controller manager and the scheduler
-// (fleet.hpp). Progress goes to stderr, the table to stdout. It measures, it asserts nothing;
+// (fleet.hpp); with `--churn-pods 2000`, also what foreign pods and their Warning Events cost
+// it (churn.hpp). Progress goes to stderr, the table to stdout. It measures, it asserts nothing;
 // the exit code only says whether every scenario ran.
 #include <iostream>
 
@@ -83,6 +84,11 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   app.add_option("--drivers-per-node", o.driversPerNode, "scale: drivers each node's CSINode lists")
       ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--churn-pods", o.churnPods,
+                 "fleet: once converged, a Deployment of this many foreign pods (no volume) "
+                 "scaled up and down and their Warning Events written (churn.hpp); 0: none")
+      ->check(CLI::Range(0, 20000))
       ->capture_default_str();
   app.add_option("--work-dir", o.workDir, "Where the operator log goes (default: a new /tmp dir)");
   CLI11_PARSE(app, argc, argv);

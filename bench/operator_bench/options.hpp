@@ -22,6 +22,7 @@ struct Options {
   std::string peerBinary;                // peer: the ceph-csi-operator binary
   std::string peerSource;                // peer: its source checkout (for its CRDs)
   int driversPerNode = 4;                // scale: drivers each node's CSINode lists
+  int churnPods = 0;                     // fleet: foreign pods churned once converged (churn.hpp)
 };
 
 } // namespace csiop::bench

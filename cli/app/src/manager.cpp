@@ -1,7 +1,9 @@
 #include <csiop/app/manager.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -15,6 +17,7 @@
 #include <csiop/app/start_up.hpp>
 #include <csiop/app/webhook_authority.hpp>
 #include <csiop/crds.hpp>
+#include <csiop/driverdeployment/cache_start.hpp>
 #include <csiop/driverdeployment/caches.hpp>
 #include <csiop/driverdeployment/reconciler.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
@@ -249,9 +252,15 @@ http::HttpHandler Manager::metricsEndpoint() {
     if (const auto now = std::chrono::steady_clock::now();
         reconciling_ && now - measured >= kCacheSizesPeriod) {
       measured = now;
+      // Several caches may hold one resource (the Events of each reason): summed.
+      std::map<std::string, std::pair<std::size_t, std::size_t>> byResource;
       for (const runtime::RunnableCache* cache : reconciling_->caches.all()) {
-        metrics_.setCache(cache->cachedResource().resource, cache->cachedObjects(),
-                          cache->cachedHeapBytes());
+        auto& [objects, heapBytes] = byResource[cache->cachedResource().resource];
+        objects += cache->cachedObjects();
+        heapBytes += cache->cachedHeapBytes();
+      }
+      for (const auto& [resource, sizes] : byResource) {
+        metrics_.setCache(resource, sizes.first, sizes.second);
       }
     }
     return serve(request);
@@ -376,12 +385,22 @@ asio::awaitable<void> Manager::startUp() {
 }
 
 asio::awaitable<void> Manager::startInformers() {
-  for (runtime::RunnableCache* cache : reconciling_->caches.all()) {
-    asio::co_spawn(io_, cache->run(),
-                   supervisor_.supervise("informer for " + cache->cachedResource().resource));
-  }
-  while (!reconciling_->caches.synced() && !stopping_) {
-    co_await sleepFor(kSyncPoll);
+  const auto groups = driverdeployment::cacheStartGroups(reconciling_->caches);
+  for (const auto& group : groups) {
+    for (runtime::RunnableCache* cache : group) {
+      asio::co_spawn(io_, cache->run(),
+                     supervisor_.supervise("informer for " + cache->cachedResource().resource));
+    }
+    const auto synced = [&group] {
+      return std::all_of(group.begin(), group.end(),
+                         [](const runtime::RunnableCache* c) { return c->synced(); });
+    };
+    while (!synced() && !stopping_) {
+      co_await sleepFor(kSyncPoll);
+    }
+    if (stopping_) {
+      co_return;
+    }
   }
   spdlog::info("caches synced: {} DriverDeployments",
                reconciling_->caches.driverDeployments.size());

@@ -217,6 +217,15 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   });
   for (Informer* events : {&provisioningFailures, &attachFailures, &mountFailures}) {
     events->setFields(volumeEventFields());
+    // The server selects the reason; other drivers' and foreign pods' Events of that reason are
+    // not kept (a busy cluster's FailedMount of ConfigMaps would cost memory and handler calls
+    // for nothing). One that arrives before its driver's DriverDeployment or PersistentVolume is
+    // in the caches is kept from its next repeat (the kubelet and the provisioner write a
+    // failure again as they retry; the count goes up).
+    events->setTransform([this](Json& event) {
+      const std::string driver = driverOfVolumeEvent(event);
+      return !driver.empty() && driverDeployments.countByIndex(kByDriver, driver) > 0;
+    });
     events->addIndex(kByDriver,
                      [this](const Json& event) { return std::vector{driverOfVolumeEvent(event)}; });
   }

@@ -15,6 +15,7 @@
 
 #include <csiop/api/annotations.hpp>
 #include <csiop/api/load.hpp>
+#include <csiop/driverdeployment/cache_start.hpp>
 #include <csiop/driverdeployment/compare.hpp>
 #include <csiop/driverdeployment/reconciler.hpp>
 #include <csiop/driverdeployment/smoke_volume.hpp>
@@ -98,11 +99,17 @@ protected:
     }
   }
 
+  // As the manager starts them: a group once the groups before it have synced.
   void start() {
-    for (runtime::RunnableCache* cache : caches_.all()) {
-      asio::co_spawn(io_, cache->run(), [this](std::exception_ptr) { ++informersEnded_; });
+    for (const auto& group : cacheStartGroups(caches_)) {
+      for (runtime::RunnableCache* cache : group) {
+        asio::co_spawn(io_, cache->run(), [this](std::exception_ptr) { ++informersEnded_; });
+      }
+      ASSERT_TRUE(runUntil([&] {
+        return std::all_of(group.begin(), group.end(),
+                           [](const runtime::RunnableCache* c) { return c->synced(); });
+      }));
     }
-    ASSERT_TRUE(runUntil([&] { return caches_.synced(); }));
   }
 
   void TearDown() override {
@@ -793,9 +800,12 @@ TEST_F(ReconcilerTest, FailingVolumesOfTheDriverAreCountedNamedAndClearedWhenThe
                                      {{"message", "rpc error: code = NotFound desc = no disk"},
                                       {"time", "2024-05-01T09:59:30Z"}}}}}});
   ASSERT_TRUE(runUntil([&] {
-    return caches_.mountFailures.size() == 2 && caches_.provisioningFailures.size() == 3 &&
+    return caches_.mountFailures.size() == 1 && caches_.provisioningFailures.size() == 2 &&
            caches_.volumeAttachments.size() == 1;
   }));
+  // Another driver's and a ConfigMap's failures are not kept.
+  EXPECT_EQ(caches_.provisioningFailures.get("apps", "foreign.1"), nullptr);
+  EXPECT_EQ(caches_.mountFailures.get("apps", "web-0.2"), nullptr);
   EXPECT_EQ(caches_.attachFailures.size(), 0U);
   reconcile("demo");
   EXPECT_EQ(condition("VolumesFailing"),
@@ -840,6 +850,33 @@ TEST_F(ReconcilerTest, FailingVolumesOfTheDriverAreCountedNamedAndClearedWhenThe
                        0),
             0U)
       << condition("VolumesFailing");
+}
+
+// A FailedMount that arrives before the PersistentVolume it names is in the cache is not kept (it
+// is no managed driver's yet); the kubelet's repeat of it (the count goes up) is.
+TEST_F(ReconcilerTest, AVolumeEventSeenBeforeItsVolumeIsKeptFromItsNextRepeat) {
+  converge();
+  Json event = {{"metadata", {{"name", "web-1.1"}, {"namespace", "apps"}}},
+                {"type", "Warning"},
+                {"reason", "FailedMount"},
+                {"involvedObject", {{"kind", "Pod"}, {"namespace", "apps"}, {"name", "web-1"}}},
+                {"message", "MountVolume.SetUp failed for volume \"pvc-9\" : rpc error: code = "
+                            "Internal desc = mount failed"},
+                {"source", {{"component", "kubelet"}}},
+                {"count", 1},
+                {"lastTimestamp", "2024-05-01T09:59:00Z"}};
+  api_.put(r::events, event);
+  settle();
+  EXPECT_EQ(caches_.mountFailures.size(), 0U);
+  api_.put(r::persistentvolumes,
+           {{"metadata", {{"name", "pvc-9"}}},
+            {"spec", {{"csi", {{"driver", kDriver}, {"volumeHandle", "h9"}}}}}});
+  ASSERT_TRUE(runUntil([&] { return caches_.persistentVolumes.size() == 1; }));
+  event["count"] = 2;
+  event["lastTimestamp"] = "2024-05-01T09:59:40Z";
+  api_.put(r::events, event);
+  ASSERT_TRUE(runUntil([&] { return caches_.mountFailures.size() == 1; }));
+  EXPECT_EQ(caches_.mountFailures.byIndex(kByDriver, kDriver).size(), 1U);
 }
 
 // In a namespace that enforces Pod Security "restricted", the node plugin's pods would be refused:
