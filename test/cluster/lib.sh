@@ -31,14 +31,15 @@ die() { log "ERROR: $*"; exit 1; }
 cache_root() { printf '%s\n' "${CSIOP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/csi-operator}"; }
 
 # Cache key: all pinned versions, readable, plus a short hash over the pinned
-# values (but PROMETHEUS_OPERATOR_VERSION: nothing is built from it), the
+# values (but PROMETHEUS_OPERATOR_VERSION and PROMETHEUS_VERSION: nothing of the control plane is
+# built from them), the
 # wrapper modules' go.mod/go.sum and the recipe revision, so any change to what
 # gets built yields a new key.
 cache_key() {
   local h
   h=$(
     {
-      grep -E '^[A-Z0-9_]+=' "${CLUSTER_DIR}/versions.env" | grep -v '^PROMETHEUS_OPERATOR_VERSION='
+      grep -E '^[A-Z0-9_]+=' "${CLUSTER_DIR}/versions.env" | grep -Ev '^PROMETHEUS(_OPERATOR)?_VERSION='
       cat "${CLUSTER_DIR}/k8s/go.mod" "${CLUSTER_DIR}/k8s/go.sum" \
         "${CLUSTER_DIR}/etcd/go.mod" "${CLUSTER_DIR}/etcd/go.sum"
       echo "recipe=${CSIOP_BUILD_RECIPE}"

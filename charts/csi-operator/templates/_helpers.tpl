@@ -74,6 +74,29 @@ true
 {{- end -}}
 {{- end -}}
 
+{{/* "true" when the PrometheusRule is rendered: metrics.prometheusRule.enabled, and the cluster
+serves monitoring.coreos.com/v1 PrometheusRule (or metrics.prometheusRule.force). */}}
+{{- define "csi-operator.prometheusRule" -}}
+{{- $pr := .Values.metrics.prometheusRule -}}
+{{- if and $pr.enabled (or $pr.force (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PrometheusRule")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The label matchers that pick this release's operator series out of Prometheus:
+metrics.prometheusRule.selector, or the labels the chart's ServiceMonitor gives them (the
+release namespace, and the metrics Service's name as the job unless jobLabel says otherwise). */}}
+{{- define "csi-operator.alertSelector" -}}
+{{- $pr := .Values.metrics.prometheusRule -}}
+{{- if $pr.selector -}}
+{{ $pr.selector }}
+{{- else if .Values.metrics.serviceMonitor.jobLabel -}}
+namespace="{{ .Release.Namespace }}"
+{{- else -}}
+namespace="{{ .Release.Namespace }}",job="{{ include "csi-operator.fullname" . }}-metrics"
+{{- end -}}
+{{- end -}}
+
 {{/* "true" when the metrics Service is rendered: asked for, or selected by the ServiceMonitor. */}}
 {{- define "csi-operator.metricsService" -}}
 {{- if or .Values.metrics.service.enabled (include "csi-operator.serviceMonitor" .) -}}

@@ -19,6 +19,7 @@
 #include <csiop/crds.hpp>
 #include <csiop/driverdeployment/cache_start.hpp>
 #include <csiop/driverdeployment/caches.hpp>
+#include <csiop/driverdeployment/condition_states.hpp>
 #include <csiop/driverdeployment/reconciler.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/driverdeployment/watches.hpp>
@@ -227,6 +228,7 @@ private:
   std::unique_ptr<runtime::SignalHandler> signals_;
   int exitCode_ = 0;
   bool stopping_ = false;
+  bool working_ = false; // the workers run: this replica leads
 };
 
 void Manager::addHealthChecks() {
@@ -248,6 +250,10 @@ http::HttpHandler Manager::metricsEndpoint() {
     if (reconciling_) {
       metrics_.setUnregisteredNodes(reconciling_->reconciler.unregisteredNodes());
       metrics_.setVolumeFailures(reconciling_->reconciler.volumeFailures());
+    }
+    if (reconciling_ && working_) { // the leader, as the two above
+      metrics_.setConditions(
+          driverdeployment::conditionStates(reconciling_->caches.driverDeployments.list()));
     }
     if (const auto now = std::chrono::steady_clock::now();
         reconciling_ && now - measured >= kCacheSizesPeriod) {
@@ -434,6 +440,7 @@ asio::awaitable<void> Manager::startWorkers() {
   }
   resync_.start();
   workers_.start(io_.get_executor(), options_.workers, supervisor_);
+  working_ = true;
   while (!stopping_) {
     prerequisitePoll_.expires_after(driverdeployment::requeue::kPrerequisitesMissing);
     boost::system::error_code ec;

@@ -113,6 +113,13 @@ struct OperatorMetrics::Metrics {
                 "(claims its provisioner refuses), AttachFailed, DetachFailed, MountFailed.")
           .Register(registry);
   std::map<std::map<std::string, std::string>, Gauge*> volumeFailureSeries;
+  Family<Gauge>& conditions =
+      BuildGauge()
+          .Name("csiop_driverdeployment_status_condition")
+          .Help("The conditions of each DriverDeployment's status: 1 for the condition's status "
+                "(True, False, Unknown), 0 for the other two.")
+          .Register(registry);
+  std::map<std::map<std::string, std::string>, Gauge*> conditionSeries;
 
   Metrics() {
     for (const char* result : {"allowed", "denied", "rejected"}) {
@@ -174,20 +181,18 @@ void OperatorMetrics::setCache(std::string_view resource, std::size_t objects,
 
 namespace {
 
-// `counts` (DriverDeployment -> reason -> value) as the series of `family`, replacing those of
-// the last call (`series`): one that is no longer there is gone, not 0.
+using Labels = std::map<std::string, std::string>;
+
+// `values` as the series of `family`, replacing those of the last call (`series`): one that is
+// no longer there is gone, not 0.
 void replaceSeries(prometheus::Family<prometheus::Gauge>& family,
-                   std::map<std::map<std::string, std::string>, prometheus::Gauge*>& series,
-                   const OperatorMetrics::UnregisteredCounts& counts) {
-  std::map<std::map<std::string, std::string>, prometheus::Gauge*> now;
-  for (const auto& [driverDeployment, byReason] : counts) {
-    for (const auto& [reason, value] : byReason) {
-      std::map<std::string, std::string> labels = {{"driverdeployment", driverDeployment},
-                                                   {"reason", reason}};
-      prometheus::Gauge& gauge = family.Add(labels);
-      gauge.Set(static_cast<double>(value));
-      now.emplace(std::move(labels), &gauge);
-    }
+                   std::map<Labels, prometheus::Gauge*>& series,
+                   const std::map<Labels, double>& values) {
+  std::map<Labels, prometheus::Gauge*> now;
+  for (const auto& [labels, value] : values) {
+    prometheus::Gauge& gauge = family.Add(labels);
+    gauge.Set(value);
+    now.emplace(labels, &gauge);
   }
   for (const auto& [labels, gauge] : series) {
     if (!now.contains(labels)) {
@@ -197,14 +202,38 @@ void replaceSeries(prometheus::Family<prometheus::Gauge>& family,
   series = std::move(now);
 }
 
-} // namespace
-
-void OperatorMetrics::setUnregisteredNodes(const UnregisteredCounts& counts) {
-  replaceSeries(metrics_->unregisteredNodes, metrics_->unregisteredSeries, counts);
+// DriverDeployment -> reason -> count, as series labelled driverdeployment and reason.
+std::map<Labels, double> byReason(const OperatorMetrics::CountsByDriverDeployment& counts) {
+  std::map<Labels, double> out;
+  for (const auto& [driverDeployment, reasons] : counts) {
+    for (const auto& [reason, value] : reasons) {
+      out[{{"driverdeployment", driverDeployment}, {"reason", reason}}] = value;
+    }
+  }
+  return out;
 }
 
-void OperatorMetrics::setVolumeFailures(const UnregisteredCounts& counts) {
-  replaceSeries(metrics_->volumeFailures, metrics_->volumeFailureSeries, counts);
+} // namespace
+
+void OperatorMetrics::setUnregisteredNodes(const CountsByDriverDeployment& counts) {
+  replaceSeries(metrics_->unregisteredNodes, metrics_->unregisteredSeries, byReason(counts));
+}
+
+void OperatorMetrics::setVolumeFailures(const CountsByDriverDeployment& counts) {
+  replaceSeries(metrics_->volumeFailures, metrics_->volumeFailureSeries, byReason(counts));
+}
+
+void OperatorMetrics::setConditions(const ConditionsByDriverDeployment& conditions) {
+  std::map<Labels, double> values;
+  for (const auto& [driverDeployment, byType] : conditions) {
+    for (const auto& [type, status] : byType) {
+      for (const char* s : {"True", "False", "Unknown"}) {
+        values[{{"driverdeployment", driverDeployment}, {"condition", type}, {"status", s}}] =
+            status == s ? 1 : 0;
+      }
+    }
+  }
+  replaceSeries(metrics_->conditions, metrics_->conditionSeries, values);
 }
 
 void OperatorMetrics::setLeader(bool leader) {

@@ -24,9 +24,10 @@ std::string readFile(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// Values whose content is a Kubernetes object or field passed on as written.
+// Values whose content is a Kubernetes object, field or label map passed on as written.
 const std::set<std::string> kPassedThrough = {"resources", "podSecurityContext", "securityContext",
-                                              "webhook.certManager.issuerRef"};
+                                              "webhook.certManager.issuerRef",
+                                              "metrics.grafanaDashboard.labels"};
 
 // Every value's dotted path: the leaves, and the maps passed through whole.
 void collectPaths(const api::Json& node, const std::string& prefix, std::vector<std::string>& out) {

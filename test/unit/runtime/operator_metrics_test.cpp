@@ -198,6 +198,30 @@ TEST(OperatorMetricsTest, VolumeFailuresReplaceTheirSeries) {
   EXPECT_NE(last.find("csiop_driver_nodes_unregistered{"), std::string::npos) << last;
 }
 
+TEST(OperatorMetricsTest, EachConditionIsOneForItsStatusAndZeroForTheOthers) {
+  OperatorMetrics metrics;
+  metrics.setConditions({{"a", {{"Ready", "False"}, {"RolloutFailed", "True"}}}});
+  const std::string first = metrics.exposition();
+  for (
+      const char* series : {
+          R"(csiop_driverdeployment_status_condition{condition="Ready",driverdeployment="a",status="False"} 1)",
+          R"(csiop_driverdeployment_status_condition{condition="Ready",driverdeployment="a",status="True"} 0)",
+          R"(csiop_driverdeployment_status_condition{condition="Ready",driverdeployment="a",status="Unknown"} 0)",
+          R"(csiop_driverdeployment_status_condition{condition="RolloutFailed",driverdeployment="a",status="True"} 1)",
+      }) {
+    EXPECT_NE(first.find(std::string(series) + "\n"), std::string::npos) << series << "\n" << first;
+  }
+  // A DriverDeployment gone, or a condition no longer set: its series go.
+  metrics.setConditions({{"b", {{"Ready", "True"}}}});
+  const std::string last = metrics.exposition();
+  EXPECT_EQ(last.find("driverdeployment=\"a\""), std::string::npos) << last;
+  EXPECT_NE(
+      last.find(
+          R"(csiop_driverdeployment_status_condition{condition="Ready",driverdeployment="b",status="True"} 1)"),
+      std::string::npos)
+      << last;
+}
+
 TEST(Docs, MetricsReferenceListsEveryFamily) {
   std::ifstream in(std::string(CSIOP_SOURCE_DIR) + "/docs/reference/metrics.md");
   ASSERT_TRUE(in) << "docs/reference/metrics.md is missing";
@@ -208,6 +232,7 @@ TEST(Docs, MetricsReferenceListsEveryFamily) {
   metrics.setCache("pods", 1, 1024);
   metrics.setUnregisteredNodes({{"hostpath", {{"NotRegistered", 1}}}});
   metrics.setVolumeFailures({{"hostpath", {{"MountFailed", 1}}}});
+  metrics.setConditions({{"hostpath", {{"Ready", "True"}}}});
   std::istringstream exposition(metrics.exposition());
   int families = 0;
   for (std::string line; std::getline(exposition, line);) {
@@ -219,7 +244,7 @@ TEST(Docs, MetricsReferenceListsEveryFamily) {
     const std::string row = "| `" + type[1].str() + "` | " + type[2].str() + " |";
     EXPECT_NE(page.find(row), std::string::npos) << "no row " << row;
   }
-  EXPECT_EQ(families, 13);
+  EXPECT_EQ(families, 14);
 }
 
 } // namespace

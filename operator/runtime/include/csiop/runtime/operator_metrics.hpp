@@ -57,11 +57,17 @@ public:
   // plugin runs and its driver is not registered, by reason (RegistrarRestarting, NoCSINode,
   // NotRegistered), as of each one's last reconcile; `counts` replaces every series (one that
   // is no longer there is gone, not 0, as with kube-state-metrics' per-object series).
-  using UnregisteredCounts = std::map<std::string, std::map<std::string, std::int32_t>>;
-  void setUnregisteredNodes(const UnregisteredCounts& counts);
+  using CountsByDriverDeployment = std::map<std::string, std::map<std::string, std::int32_t>>;
+  void setUnregisteredNodes(const CountsByDriverDeployment& counts);
   // csiop_driver_volume_failures{driverdeployment,reason}: the driver's volumes that fail, by
   // reason (ProvisioningFailed, AttachFailed, DetachFailed, MountFailed), replaced the same way.
-  void setVolumeFailures(const UnregisteredCounts& counts);
+  void setVolumeFailures(const CountsByDriverDeployment& counts);
+  // csiop_driverdeployment_status_condition{driverdeployment,condition,status}: for each
+  // condition of each DriverDeployment (name -> type -> "True", "False" or "Unknown"), 1 for its
+  // status and 0 for the other two, as kube-state-metrics' *_status_condition; replaced the
+  // same way.
+  using ConditionsByDriverDeployment = std::map<std::string, std::map<std::string, std::string>>;
+  void setConditions(const ConditionsByDriverDeployment& conditions);
 
   // The text exposition format 0.0.4.
   std::string exposition() const;
