@@ -19,6 +19,7 @@
 
 #include <csiop/api/yaml.hpp>
 #include <csiop/runtime/operator_metrics.hpp>
+#include <csiop/testsupport/promql_metrics.hpp>
 
 #include "helm_template.hpp"
 
@@ -66,24 +67,6 @@ const Json* alertNamed(const std::vector<Json>& rules, const std::string& name) 
     }
   }
   return nullptr;
-}
-
-// The metric names a PromQL expression reads: csiop_* and apiserver_* identifiers (a
-// histogram's _bucket, _sum and _count are its family's).
-std::set<std::string> metricsIn(const std::string& expr) {
-  std::set<std::string> out;
-  static const std::regex name(R"(\b((csiop|apiserver)_[a-z0-9_]+)\b)");
-  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), name); it != std::sregex_iterator();
-       ++it) {
-    std::string metric = (*it)[1];
-    for (const std::string suffix : {"_bucket", "_sum", "_count"}) {
-      if (metric.rfind("csiop_", 0) == 0 && metric.ends_with(suffix)) {
-        metric.resize(metric.size() - suffix.size());
-      }
-    }
-    out.insert(metric);
-  }
-  return out;
 }
 
 // Every family the operator serves, with the series that need labels set.
@@ -198,7 +181,7 @@ TEST(ChartAlerts, EveryMetricAnAlertOrAPanelReadsIsOneTheOperatorServes) {
   ASSERT_NE(dashboard, nullptr);
   std::set<std::string> read;
   for (const Json& r : rulesOf(*rule)) {
-    read.merge(metricsIn(r["expr"]));
+    read.merge(testsupport::metricsIn(r["expr"]));
   }
   const Json board = Json::parse(dashboard->at("data").at("csi-operator.json").get<std::string>());
   int targets = 0;
@@ -208,7 +191,7 @@ TEST(ChartAlerts, EveryMetricAnAlertOrAPanelReadsIsOneTheOperatorServes) {
     }
     EXPECT_FALSE(panel.value("targets", Json::array()).empty()) << panel["title"];
     for (const Json& target : panel.value("targets", Json::array())) {
-      read.merge(metricsIn(target["expr"]));
+      read.merge(testsupport::metricsIn(target["expr"]));
       ++targets;
     }
   }

@@ -321,6 +321,15 @@ TEST_F(HelmChart, ApiServerCallsTheWebhookThroughTheChartsConfiguration) {
   // docs/how-to/metrics.md).
   EXPECT_GE(op->metric("csiop_webhook_reviews_total{result=\"denied\"}"), 1);
   writeArtifact("helm-operator-metrics.txt", op->metrics());
+  // The API server counts it where the chart's CSIOperatorWebhookUnreachable alert reads the
+  // failures to call the webhook (the operator's own metrics are checked by the chart tests).
+  const auto apiServer = kubectl({"get", "--raw", "/metrics"});
+  ASSERT_TRUE(apiServer.ok()) << apiServer.err;
+  EXPECT_NE(
+      apiServer.out.find("apiserver_admission_webhook_rejection_count{error_type=\"no_error\","
+                         "name=\"validate.driverdeployments.csiop.dev\""),
+      std::string::npos)
+      << "the API server serves no apiserver_admission_webhook_rejection_count for the webhook";
 }
 
 TEST_F(HelmChart, HelmTestHookCommandSucceedsAgainstTheWebhook) {
@@ -527,6 +536,35 @@ TEST_F(HelmChart, ServiceMonitorOnceThePrometheusOperatorApiIsServed) {
   const auto refused = kubectl({"create", "--dry-run=server", "-f", "-"}, invalid);
   EXPECT_FALSE(refused.ok()) << refused;
   EXPECT_NE(refused.err.find("spec.endpoints[0].interval"), std::string::npos) << refused;
+}
+
+// The chart's alerts against prometheus-operator's pinned PrometheusRule CRD: rendered with every
+// value of metrics.prometheusRule (the golden file's), the API server accepts them; a `for` that
+// is no Prometheus duration is refused by the CRD as by the values schema.
+TEST_F(HelmChart, PrometheusRuleIsAcceptedByThePrometheusOperatorCrd) {
+  const auto crd = run({(sourceDir() / "test/cluster/monitoring-crd").string(), "prometheusrules"},
+                       {.timeout = 600s});
+  ASSERT_TRUE(crd.ok()) << crd;
+  const auto applied = kubectl({"apply", "--server-side", "-f", trimmed(crd.out)});
+  ASSERT_TRUE(applied.ok()) << applied;
+  const auto established = kubectl({"wait", "--for=condition=Established", "--timeout=60s",
+                                    "crd/prometheusrules.monitoring.coreos.com"});
+  ASSERT_TRUE(established.ok()) << established;
+  const auto rendered = helm({"template", "e2e-values", chart().string(), "-n", kNamespace, "-f",
+                              (sourceDir() / "test/chart/values/alerts.yaml").string(), "--set",
+                              "metrics.prometheusRule.namespace=" + kNamespace, "--api-versions",
+                              "monitoring.coreos.com/v1/PrometheusRule", "--show-only",
+                              "templates/prometheusrule.yaml"});
+  ASSERT_TRUE(rendered.ok()) << rendered;
+  const auto dryRun = kubectl({"create", "--dry-run=server", "-f", "-"}, rendered.out);
+  EXPECT_TRUE(dryRun.ok()) << dryRun;
+  std::string invalid = rendered.out;
+  const std::string duration = "for: 30m";
+  ASSERT_NE(invalid.find(duration), std::string::npos) << rendered.out;
+  invalid.replace(invalid.find(duration), duration.size(), "for: half an hour");
+  const auto refused = kubectl({"create", "--dry-run=server", "-f", "-"}, invalid);
+  EXPECT_FALSE(refused.ok()) << refused;
+  EXPECT_NE(refused.err.find("for"), std::string::npos) << refused;
 }
 
 TEST_F(HelmChart, UninstallRemovesTheOperatorAndLeavesCrdAndDrivers) {
