@@ -19,6 +19,7 @@
 
 #include <csiop/api/yaml.hpp>
 #include <csiop/runtime/operator_metrics.hpp>
+#include <csiop/testsupport/metrics_recording.hpp>
 #include <csiop/testsupport/promql_metrics.hpp>
 
 #include "helm_template.hpp"
@@ -222,6 +223,57 @@ TEST(ChartAlerts, PromtoolAcceptsTheRules) {
   const std::string out =
       test::capture(std::string(promtool) + " check rules --lint=all " + file.string() + " 2>&1");
   EXPECT_NE(out.find("SUCCESS: 9 rules found"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+// The rules as the chart renders them with test-sized durations, without their annotations
+// (promtool compares those too; the tests check when each alert fires), as a file in `dir`.
+std::filesystem::path testRules(const std::filesystem::path& dir) {
+  const auto objects =
+      test::helmTemplate(kEnabled + " " + kRuleApi +
+                         " --set metrics.prometheusRule.alerts.CSIDriverDeploymentNotReady.for=5s"
+                         " --set metrics.prometheusRule.selector='job=\"op\"'");
+  const Json* rule = ofKind(objects, "PrometheusRule");
+  if (rule == nullptr) {
+    throw std::runtime_error("no PrometheusRule rendered");
+  }
+  Json spec = (*rule)["spec"];
+  for (Json& group : spec["groups"]) {
+    for (Json& r : group["rules"]) {
+      r.erase("annotations");
+    }
+  }
+  const auto file = dir / "rules.json";
+  std::ofstream(file) << spec.dump(2);
+  return file;
+}
+
+// The pipeline the e2e recordings use, on the operator's own serializer: ten scrapes with the
+// DriverDeployment Ready, then ten with it not; promtool finds CSIDriverDeploymentNotReady
+// silent at the first tenth second and firing at the twentieth (for: 5s).
+TEST(ChartAlerts, PromtoolEvaluatesARecordingOfTheOperatorsMetrics) {
+  const char* promtool = std::getenv("CSIOP_PROMTOOL");
+  ASSERT_TRUE(promtool != nullptr && *promtool != '\0')
+      << "CSIOP_PROMTOOL is not set; run through test/chart/chart-test exec";
+  char dir[] = "/tmp/csiop-rules-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const auto rules = testRules(dir);
+  testsupport::MetricsRecording recording({{"job", "op"}, {"namespace", "csiop-system"}});
+  runtime::OperatorMetrics metrics;
+  for (int step = 0; step < 20; ++step) {
+    metrics.setConditions({{"demo", {{"Ready", step < 10 ? "True" : "False"}}}});
+    recording.add(metrics.exposition());
+  }
+  const std::string test =
+      testsupport::promtoolTest(rules.string(), recording,
+                                {{"9s", "CSIDriverDeploymentNotReady", {}},
+                                 {"19s",
+                                  "CSIDriverDeploymentNotReady",
+                                  {{{"driverdeployment", "demo"}, {"severity", "warning"}}}}});
+  std::ofstream(std::filesystem::path(dir) / "test.json") << test;
+  const std::string out =
+      test::capture(std::string(promtool) + " test rules " + dir + "/test.json 2>&1");
+  EXPECT_NE(out.find("SUCCESS"), std::string::npos) << out << "\n" << test.substr(0, 3000);
   std::filesystem::remove_all(dir);
 }
 
