@@ -1,90 +1,12 @@
 #include "metrics.hpp"
 
-#include <charconv>
-#include <limits>
+#include <csiop/testsupport/metrics_recording.hpp>
+
 #include <stdexcept>
 #include <utility>
 
 namespace csiop::bench {
-namespace {
-
-bool isNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == ':';
-}
-
-double parseValue(std::string_view text) {
-  if (text == "+Inf") {
-    return std::numeric_limits<double>::infinity();
-  }
-  if (text == "-Inf") {
-    return -std::numeric_limits<double>::infinity();
-  }
-  if (text == "NaN" || text == "Nan") { // client_golang's, prometheus-cpp's
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    throw std::runtime_error("metrics: bad value '" + std::string(text) + "'");
-  }
-  return value;
-}
-
-// name{k="v",...} value [timestamp]
-Sample parseLine(std::string_view line) {
-  Sample s;
-  std::size_t i = 0;
-  while (i < line.size() && isNameChar(line[i])) {
-    ++i;
-  }
-  s.name = std::string(line.substr(0, i));
-  if (s.name.empty()) {
-    throw std::runtime_error("metrics: no metric name in '" + std::string(line) + "'");
-  }
-  if (i < line.size() && line[i] == '{') {
-    ++i;
-    for (;;) {
-      while (i < line.size() && (line[i] == ',' || line[i] == ' ')) {
-        ++i;
-      }
-      if (i < line.size() && line[i] == '}') {
-        ++i;
-        break;
-      }
-      const std::size_t eq = line.find('=', i);
-      if (eq == std::string_view::npos || eq + 1 >= line.size() || line[eq + 1] != '"') {
-        throw std::runtime_error("metrics: bad labels in '" + std::string(line) + "'");
-      }
-      std::string key(line.substr(i, eq - i));
-      std::string value;
-      i = eq + 2;
-      for (; i < line.size() && line[i] != '"'; ++i) {
-        if (line[i] == '\\' && i + 1 < line.size()) {
-          ++i;
-          value += line[i] == 'n' ? '\n' : line[i];
-        } else {
-          value += line[i];
-        }
-      }
-      if (i >= line.size()) {
-        throw std::runtime_error("metrics: unterminated label value in '" + std::string(line) +
-                                 "'");
-      }
-      ++i; // closing quote
-      s.labels.emplace(std::move(key), std::move(value));
-    }
-  }
-  while (i < line.size() && line[i] == ' ') {
-    ++i;
-  }
-  std::string_view rest = line.substr(i);
-  rest = rest.substr(0, rest.find(' ')); // drop a timestamp
-  s.value = parseValue(rest);
-  return s;
-}
-
-} // namespace
+namespace {} // namespace
 
 double MetricsSnapshot::sum(std::string_view name) const {
   double total = 0;
@@ -126,17 +48,8 @@ std::map<std::string, double> MetricsSnapshot::byLabel(std::string_view name,
 
 MetricsSnapshot parsePrometheus(std::string_view text) {
   MetricsSnapshot snapshot;
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') {
-      line.remove_suffix(1);
-    }
-    if (line.empty() || line.front() == '#') {
-      continue;
-    }
-    snapshot.samples.push_back(parseLine(line));
+  for (auto& [series, value] : testsupport::parseExposition(std::string(text))) {
+    snapshot.samples.push_back({std::move(series.name), std::move(series.labels), value});
   }
   return snapshot;
 }

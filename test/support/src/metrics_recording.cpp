@@ -106,6 +106,9 @@ std::vector<std::pair<Series, double>> parseExposition(const std::string& text) 
   std::vector<std::pair<Series, double>> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
     if (line.empty() || line[0] == '#') {
       continue;
     }
