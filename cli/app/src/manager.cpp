@@ -1,6 +1,5 @@
 #include <csiop/app/manager.hpp>
 
-#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -397,11 +396,7 @@ asio::awaitable<void> Manager::startInformers() {
       asio::co_spawn(io_, cache->run(),
                      supervisor_.supervise("informer for " + cache->cachedResource().resource));
     }
-    const auto synced = [&group] {
-      return std::all_of(group.begin(), group.end(),
-                         [](const runtime::RunnableCache* c) { return c->synced(); });
-    };
-    while (!synced() && !stopping_) {
+    while (!driverdeployment::groupSynced(group) && !stopping_) {
       co_await sleepFor(kSyncPoll);
     }
     if (stopping_) {

@@ -16,4 +16,9 @@ std::vector<std::vector<runtime::RunnableCache*>> cacheStartGroups(Caches& cache
   return {first, last};
 }
 
+bool groupSynced(const std::vector<runtime::RunnableCache*>& group) {
+  return std::all_of(group.begin(), group.end(),
+                     [](const runtime::RunnableCache* c) { return c->synced(); });
+}
+
 } // namespace csiop::driverdeployment

@@ -105,10 +105,7 @@ protected:
       for (runtime::RunnableCache* cache : group) {
         asio::co_spawn(io_, cache->run(), [this](std::exception_ptr) { ++informersEnded_; });
       }
-      ASSERT_TRUE(runUntil([&] {
-        return std::all_of(group.begin(), group.end(),
-                           [](const runtime::RunnableCache* c) { return c->synced(); });
-      }));
+      ASSERT_TRUE(runUntil([&] { return groupSynced(group); }));
     }
   }
 

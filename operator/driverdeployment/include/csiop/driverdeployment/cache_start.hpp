@@ -14,4 +14,7 @@ namespace csiop::driverdeployment {
 // Caches::all(), grouped in the order they start.
 std::vector<std::vector<runtime::RunnableCache*>> cacheStartGroups(Caches& caches);
 
+// Whether every cache of a group has synced (the next group may start).
+bool groupSynced(const std::vector<runtime::RunnableCache*>& group);
+
 } // namespace csiop::driverdeployment
