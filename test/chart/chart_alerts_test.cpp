@@ -180,20 +180,14 @@ TEST(ChartAlerts, EveryMetricAnAlertOrAPanelReadsIsOneTheOperatorServes) {
   const Json* dashboard = dashboardOf(objects);
   ASSERT_NE(rule, nullptr);
   ASSERT_NE(dashboard, nullptr);
-  std::set<std::string> read;
-  for (const Json& r : rulesOf(*rule)) {
-    read.merge(testsupport::metricsIn(r["expr"]));
-  }
   const Json board = Json::parse(dashboard->at("data").at("csi-operator.json").get<std::string>());
+  std::set<std::string> read = testsupport::metricsReadByRules(*rule);
+  read.merge(testsupport::metricsReadByPanels(board));
   int targets = 0;
   for (const Json& panel : board["panels"]) {
-    if (panel["type"] == "row") {
-      continue;
-    }
-    EXPECT_FALSE(panel.value("targets", Json::array()).empty()) << panel["title"];
-    for (const Json& target : panel.value("targets", Json::array())) {
-      read.merge(testsupport::metricsIn(target["expr"]));
-      ++targets;
+    if (panel["type"] != "row") {
+      EXPECT_FALSE(panel.value("targets", Json::array()).empty()) << panel["title"];
+      targets += static_cast<int>(panel.value("targets", Json::array()).size());
     }
   }
   EXPECT_GE(targets, 15);
@@ -237,14 +231,8 @@ std::filesystem::path testRules(const std::filesystem::path& dir) {
   if (rule == nullptr) {
     throw std::runtime_error("no PrometheusRule rendered");
   }
-  Json spec = (*rule)["spec"];
-  for (Json& group : spec["groups"]) {
-    for (Json& r : group["rules"]) {
-      r.erase("annotations");
-    }
-  }
   const auto file = dir / "rules.json";
-  std::ofstream(file) << spec.dump(2);
+  std::ofstream(file) << testsupport::promtoolRules(*rule);
   return file;
 }
 

@@ -89,6 +89,13 @@ std::filesystem::path writeArtifact(const std::string& name, std::string_view co
   return path;
 }
 
+std::filesystem::path artifactDirectory(const std::string& name) {
+  const auto dir = workDir() / "artifacts" / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 RunResult kubectl(const std::vector<std::string>& args, const std::optional<std::string>& input,
                   std::chrono::milliseconds timeout) {
   const Cluster& c = cluster();

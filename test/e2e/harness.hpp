@@ -72,6 +72,8 @@ std::filesystem::path sourceDir();      // the checkout (CSIOP_SOURCE_DIR)
 std::filesystem::path operatorBinary(); // $CSIOP_OPERATOR_BINARY or the built csi-operator
 // Writes content under <build>/e2e/artifacts (kept for debugging) and returns the path.
 std::filesystem::path writeArtifact(const std::string& name, std::string_view content);
+// The directory `name` under the artifacts, made empty (a suite's certificates, its files).
+std::filesystem::path artifactDirectory(const std::string& name);
 // KEY=value lines (# comments and blank lines skipped; no shell quoting).
 std::map<std::string, std::string> readEnvFile(const std::filesystem::path& path);
 

@@ -86,11 +86,7 @@ class Lifecycle : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     applyCrds();
-    const auto dir =
-        writeArtifact("lifecycle-certs.txt", "certificates: lifecycle-certs/\n").parent_path() /
-        "lifecycle-certs";
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    const auto dir = artifactDirectory("lifecycle-certs");
     ASSERT_TRUE(issueServingCertificate(dir, "lifecycle-ca"));
     const int port = freeLoopbackPort();
     op = std::make_unique<OperatorProcess>(

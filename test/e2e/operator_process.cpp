@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -187,7 +188,7 @@ mv next.crt tls.crt
 
 void registerLocalWebhook(const std::string& name, int port, const std::string& caBundle,
                           const std::string& label, const std::vector<std::string>& operations,
-                          const std::string& failurePolicy) {
+                          const std::string& failurePolicy, const std::string& webhookName) {
   const auto b64 = bash("base64 -w0", {.input = caBundle});
   const Json config = {
       {"apiVersion", "admissionregistration.k8s.io/v1"},
@@ -195,7 +196,7 @@ void registerLocalWebhook(const std::string& name, int port, const std::string& 
       {"metadata", {{"name", name}}},
       {"webhooks",
        Json::array(
-           {{{"name", "validate.csiop.dev"},
+           {{{"name", webhookName},
              {"clientConfig",
               {{"url", "https://127.0.0.1:" + std::to_string(port) + "/validate-driverdeployment"},
                {"caBundle", b64.out}}},
@@ -211,6 +212,39 @@ void registerLocalWebhook(const std::string& name, int port, const std::string& 
              {"admissionReviewVersions", Json::array({"v1"})}}})}};
   const auto r = kubectl({"apply", "-f", "-"}, config.dump());
   EXPECT_TRUE(r.ok()) << r;
+}
+
+std::string nowRfc3339() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string failedMount(const std::string& ns, const std::string& pod, const std::string& name,
+                        const std::string& volume, const std::string& why) {
+  const std::string now = nowRfc3339();
+  return R"(apiVersion: v1
+kind: Event
+metadata:
+  name: )" +
+         name + R"(
+  namespace: )" +
+         ns + R"(
+involvedObject: {apiVersion: v1, kind: Pod, namespace: )" +
+         ns + ", name: " + pod + R"(}
+type: Warning
+reason: FailedMount
+message: 'MountVolume.SetUp failed for volume ")" +
+         volume + "\" : " + why + R"('
+source: {component: kubelet, host: kwok-node-0}
+count: 1
+firstTimestamp: ")" +
+         now + R"("
+lastTimestamp: ")" +
+         now + "\"\n";
 }
 
 std::string hostpathAs(const std::string& name) {

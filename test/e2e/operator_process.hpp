@@ -94,10 +94,18 @@ std::string trimmed(std::string s);
 bool issueServingCertificate(const std::filesystem::path& dir, const std::string& ca);
 // Registers (kubectl apply) the ValidatingWebhookConfiguration `name`: the webhook served on
 // https://127.0.0.1:`port` (CA `caBundle`), for `operations` of DriverDeployments labelled
-// `label`: "true" only, so that other suites never meet it. A gtest failure if kubectl fails.
+// `label`: "true" only, so that other suites never meet it; the webhook itself is named
+// `webhookName` (the API server's messages and metrics name it). A gtest failure if kubectl fails.
 void registerLocalWebhook(const std::string& name, int port, const std::string& caBundle,
                           const std::string& label, const std::vector<std::string>& operations,
-                          const std::string& failurePolicy);
+                          const std::string& failurePolicy,
+                          const std::string& webhookName = "validate.csiop.dev");
+// Now, as an Event's lastTimestamp.
+std::string nowRfc3339();
+// A FailedMount Warning Event `name` on pod `pod` of `ns` for volume `volume`, as the kubelet
+// writes it (its words, its source), failing with `why`.
+std::string failedMount(const std::string& ns, const std::string& pod, const std::string& name,
+                        const std::string& volume, const std::string& why);
 // examples/hostpath.yaml as DriverDeployment `name`, driver `name`.csi.k8s.io, namespace
 // csi-`name`: the same children under other names.
 std::string hostpathAs(const std::string& name);

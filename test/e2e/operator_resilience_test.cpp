@@ -193,9 +193,7 @@ TEST_F(OperatorResilience, RecoversFromAnApiServerRestartAndSeesWhatChangedMeanw
 }
 
 TEST_F(OperatorResilience, UnderLeaderElectionOnlyTheLeaderWritesAndAFollowerTakesOver) {
-  const auto certs =
-      writeArtifact("resilience-leader-certs.txt", "").parent_path() / "resilience-leader-certs";
-  std::filesystem::create_directories(certs);
+  const auto certs = artifactDirectory("resilience-leader-certs");
   ASSERT_TRUE(issueServingCertificate(certs, "leader-ca"));
   const int webhookPorts[] = {freeLoopbackPort(), freeLoopbackPort()};
   const auto replica = [&](const std::string& log, int webhookPort) {

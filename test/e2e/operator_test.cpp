@@ -405,41 +405,6 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
   // The CRDs stay, as the suite's cluster had them.
 }
 
-// Now, as an Event's lastTimestamp.
-std::string nowRfc3339() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
-// A FailedMount Warning Event on pod `pod` of `ns` for volume `volume`, as the kubelet writes it.
-std::string failedMount(const std::string& ns, const std::string& pod, const std::string& name,
-                        const std::string& volume, const std::string& why) {
-  const std::string now = nowRfc3339();
-  return R"(apiVersion: v1
-kind: Event
-metadata:
-  name: )" +
-         name + R"(
-  namespace: )" +
-         ns + R"(
-involvedObject: {apiVersion: v1, kind: Pod, namespace: )" +
-         ns + ", name: " + pod + R"(}
-type: Warning
-reason: FailedMount
-message: 'MountVolume.SetUp failed for volume ")" +
-         volume + "\" : " + why + R"('
-source: {component: kubelet, host: kwok-node-0}
-count: 1
-firstTimestamp: ")" +
-         now + R"("
-lastTimestamp: ")" +
-         now + "\"\n";
-}
-
 // The driver's volumes that fail, from the cluster's own Events through watches the API server
 // filters by reason. kwok runs no kubelet: the test writes the FailedMount Events a kubelet
 // would (its words, its source) for a pod that waits (no node takes it) whose claim's volume is

@@ -31,10 +31,19 @@ std::string csiNodeManifest(const std::string& node, const std::set<std::string>
   return csiNode.dump();
 }
 
+// One field manager per set of DriverDeployments, so that stand-ins for different ones (one
+// stopped while another goes on) each drop only their own entries.
+std::string fieldManagerFor(const std::set<std::string>& only) {
+  std::string manager = kFieldManager;
+  for (const std::string& name : only)
+    manager += "-" + name;
+  return manager.substr(0, 128);
+}
+
 } // namespace
 
 RegistrationStandIn::RegistrationStandIn(std::vector<std::string> nodes, std::set<std::string> only)
-    : nodes_(std::move(nodes)), only_(std::move(only)) {
+    : nodes_(std::move(nodes)), only_(std::move(only)), fieldManager_(fieldManagerFor(only_)) {
   thread_ = std::jthread([this](const std::stop_token& stop) {
     while (!stop.stop_requested()) {
       try {
@@ -105,7 +114,7 @@ bool RegistrationStandIn::apply(const std::string& node, const Plugins& plugins)
   for (const auto& entry : plugins)
     drivers.insert(entry.first);
   const bool ok = kubectl({"apply", "--server-side", "--force-conflicts",
-                           "--field-manager=" + kFieldManager, "-f", "-"},
+                           "--field-manager=" + fieldManager_, "-f", "-"},
                           csiNodeManifest(node, drivers))
                       .ok();
   if (ok)

@@ -6,9 +6,10 @@
 // pod's DriverDeployment, the node's name as its node ID), and drops a driver whose pod is gone
 // or going, as the kubelet does when a plugin's registration socket goes away. A driver whose
 // pod was replaced between two passes is dropped and listed again, so that the listing is seen
-// to appear after the new pod, as the kubelet's would. It writes with its own field manager, so
-// it drops only what it listed. It is a stand-in because upstream has
-// none: no fake kubelet registers CSI plugins. A real node's registration is its kubelet's.
+// to appear after the new pod, as the kubelet's would. It writes with its own field manager (one
+// per set of DriverDeployments it serves), so it drops only what it listed. It is a stand-in
+// because upstream has none: no fake kubelet registers CSI plugins. A real node's registration is
+// its kubelet's.
 #pragma once
 
 #include <map>
@@ -39,6 +40,7 @@ private:
 
   std::vector<std::string> nodes_;
   std::set<std::string> only_;
+  std::string fieldManager_;
   std::map<std::string, Plugins> listed_; // by node: what its CSINode lists
   std::jthread thread_;
 };

@@ -34,11 +34,7 @@ class Webhook : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     applyCrds();
-    certDir = writeArtifact("webhook-certs.txt", "the webhook's certificates: webhook-certs/\n")
-                  .parent_path() /
-              "webhook-certs";
-    std::filesystem::remove_all(certDir);
-    std::filesystem::create_directories(certDir);
+    certDir = artifactDirectory("webhook-certs");
     ASSERT_TRUE(issueCertificate("first-ca"));
     port = freeLoopbackPort();
     op = startOperator(port);

@@ -135,13 +135,16 @@ std::vector<std::pair<Series, double>> parseExposition(const std::string& text) 
 MetricsRecording::MetricsRecording(Labels targetLabels, std::function<bool(const Series&)> keep)
     : target_(std::move(targetLabels)), keep_(std::move(keep)) {}
 
-void MetricsRecording::add(const std::string& exposition, bool sameStep) {
+void MetricsRecording::add(const std::string& exposition, bool sameStep,
+                           const Labels& targetLabels) {
   if (!sameStep || steps_ == 0) {
     ++steps_;
   }
   for (auto& [series, value] : parseExposition(exposition)) {
-    for (const auto& [key, label] : target_) {
-      series.labels.emplace(key, label); // the scraped label wins, as with honor_labels
+    for (const Labels* target : {&targetLabels, static_cast<const Labels*>(&target_)}) {
+      for (const auto& [key, label] : *target) {
+        series.labels.emplace(key, label); // the scraped label wins, as with honor_labels
+      }
     }
     if (keep_ && !keep_(series)) {
       continue;
@@ -157,8 +160,36 @@ std::string MetricsRecording::values(const Series& s) const {
   std::string out;
   for (int step = 0; step < steps_; ++step) {
     const std::size_t i = static_cast<std::size_t>(step);
-    const bool has = it != series_.end() && i < it->second.size() && it->second[i].has_value();
-    out += (step == 0 ? "" : " ") + (has ? formatValue(*it->second[i]) : std::string("_"));
+    const auto at = [&](std::size_t k) {
+      return it != series_.end() && k < it->second.size() ? it->second[k] : std::nullopt;
+    };
+    const std::optional<double> value = at(i);
+    const std::string text = value                ? formatValue(*value)
+                             : i > 0 && at(i - 1) ? std::string("stale")
+                                                  : std::string("_");
+    out += (step == 0 ? "" : " ") + text;
+  }
+  return out;
+}
+
+std::string promtoolRules(const nlohmann::ordered_json& prometheusRule) {
+  nlohmann::ordered_json spec = prometheusRule.at("spec");
+  for (auto& group : spec.at("groups")) {
+    for (auto& rule : group.at("rules")) {
+      rule.erase("annotations");
+    }
+  }
+  return spec.dump(2) + "\n";
+}
+
+std::vector<std::string> alertNames(const nlohmann::ordered_json& prometheusRule) {
+  std::vector<std::string> out;
+  for (const auto& group : prometheusRule.at("spec").at("groups")) {
+    for (const auto& rule : group.at("rules")) {
+      if (rule.contains("alert")) {
+        out.push_back(rule.at("alert").get<std::string>());
+      }
+    }
   }
   return out;
 }

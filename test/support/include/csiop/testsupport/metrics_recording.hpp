@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace csiop::testsupport {
 
 // A sample's series as promtool writes it: name{label="value",...}, labels sorted.
@@ -32,12 +34,16 @@ public:
   // `keep` decides which series are recorded (all when empty).
   explicit MetricsRecording(Labels targetLabels = {}, std::function<bool(const Series&)> keep = {});
 
-  // One scrape, the next step. Several sources may be added at the same step with `sameStep`.
-  void add(const std::string& exposition, bool sameStep = false);
+  // One scrape, the next step. Several targets may be scraped at the same step with `sameStep`;
+  // `targetLabels` are added to this scrape's series besides the recording's own.
+  void add(const std::string& exposition, bool sameStep = false, const Labels& targetLabels = {});
   int steps() const { return steps_; }
   const std::map<Series, std::vector<std::optional<double>>>& series() const { return series_; }
-  // The values of one series at each step ("_" where the scrape did not have it), as promtool's
-  // input_series `values` reads them.
+  // The values of one series at each step, as promtool's input_series `values` reads them:
+  // "stale" at the first step without it after one with it (Prometheus writes a staleness
+  // marker when a series leaves its target's scrape, or the scrape fails), "_" after that.
+  // So a gauge a target stopped serving ends there, as in Prometheus, instead of lasting for
+  // the 5-minute lookback.
   std::string values(const Series& s) const;
 
 private:
@@ -54,6 +60,13 @@ struct ExpectedAlerts {
   std::string alertname;
   std::vector<Labels> firing;
 };
+
+// A PrometheusRule's rules (its spec: a rules file's groups) as a rules file for promtool,
+// without the rules' annotations: promtool's alert tests compare those too, and the tests check
+// when and with which labels each alert fires, not its words.
+std::string promtoolRules(const nlohmann::ordered_json& prometheusRule);
+// The names of its alerts.
+std::vector<std::string> alertNames(const nlohmann::ordered_json& prometheusRule);
 
 // The test file: `rulesFile`, the recording's series at `interval` per step, the expectations.
 std::string promtoolTest(const std::string& rulesFile, const MetricsRecording& recording,
