@@ -5,6 +5,8 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/secrets.hpp>
 
+#include "meta.hpp"
+
 namespace csiop::render {
 namespace {
 
@@ -101,6 +103,28 @@ std::vector<ConfigReference> storageClassSecrets(const api::Effective& e, bool c
         continue;
       }
       ConfigReference r{"Secret", *ref.namespace_, *ref.name, false};
+      if (std::find(out.begin(), out.end(), r) == out.end()) {
+        out.push_back(std::move(r));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<ConfigReference> storageClassSecretsOf(const api::Effective& e, const Json& workload) {
+  const std::string component =
+      stringField(member(member(workload, "metadata"), "labels"), "app.kubernetes.io/component");
+  const bool nodePlugin = component == component::kNode || component == component::kWindowsNode;
+  const bool controller =
+      component == component::kController ||
+      (component == component::kNode && e.controller && e.controller->inNodePlugin());
+  std::vector<ConfigReference> out;
+  if (nodePlugin) {
+    out = storageClassSecrets(e, false);
+  }
+  if (controller) {
+    for (ConfigReference& r : storageClassSecrets(e, true)) {
       if (std::find(out.begin(), out.end(), r) == out.end()) {
         out.push_back(std::move(r));
       }

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/load.hpp>
@@ -87,6 +88,51 @@ spec:
             (std::vector<std::string>{"Secret kube-system/prov"})); // the template is skipped
   EXPECT_EQ(names(storageClassSecrets(e, false)),
             (std::vector<std::string>{"Secret kube-system/stage"}));
+}
+
+// Which workload reads which secrets is decided from the rendered objects (their component
+// label) and the placement, not from any wording: the node plugin's pods the kubelet's, the
+// controller's the sidecars', and the node plugin both when the controller sidecars run in it.
+TEST(ConfigRefs, EachWorkloadHashesTheStorageClassSecretsItsPodsRead) {
+  const auto secretsByWorkload = [](const std::string& placement) {
+    const auto loaded = api::loadDriverDeployment(api::parseYaml(R"(
+apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata: {name: x}
+spec:
+  driverName: x.csi.example.com
+  driver: {image: example.com/d:1}
+  windowsNode: {enabled: true}
+  controller: {placement: )" + placement + R"(}
+  storageClasses:
+  - name: a
+    parameters:
+      csi.storage.k8s.io/provisioner-secret-name: prov
+      csi.storage.k8s.io/provisioner-secret-namespace: kube-system
+      csi.storage.k8s.io/node-stage-secret-name: stage
+      csi.storage.k8s.io/node-stage-secret-namespace: kube-system
+)")[0],
+                                                  api::UnknownFields::Strict);
+    EXPECT_TRUE(loaded.ok());
+    const api::Effective e = api::resolve(loaded.objects.front());
+    std::map<std::string, std::vector<std::string>> out;
+    for (const Json& o : render(loaded.objects.front())) {
+      if (o["kind"] == "DaemonSet" || o["kind"] == "Deployment" || o["kind"] == "StatefulSet") {
+        out[o["metadata"]["name"]] = names(storageClassSecretsOf(e, o));
+      }
+    }
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(secretsByWorkload("Workload"),
+            (std::map<std::string, Names>{{"x-controller", {"Secret kube-system/prov"}},
+                                          {"x-node", {"Secret kube-system/stage"}},
+                                          {"x-node-windows", {"Secret kube-system/stage"}}}));
+  EXPECT_EQ(secretsByWorkload("NodePlugin"),
+            (std::map<std::string, Names>{
+                {"x-node", {"Secret kube-system/prov", "Secret kube-system/stage"}},
+                {"x-node-windows", {"Secret kube-system/stage"}}}));
+  EXPECT_TRUE(storageClassSecretsOf(api::Effective{}, Json{{"kind", "StorageClass"}}).empty());
 }
 
 TEST(ConfigRefs, TheHashAnnotationIsOnThePodTemplate) {

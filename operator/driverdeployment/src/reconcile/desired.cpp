@@ -64,7 +64,7 @@ asio::awaitable<bool> Reconciler::annotateConfigHashes(ReconcileRun& run) {
     }
     std::vector<render::ConfigReference> refs = render::configReferences(workload);
     const std::string what = kind == "DaemonSet" ? "the node plugin" : "the controller";
-    for (auto& r : render::storageClassSecrets(*run.effective, what == "the controller")) {
+    for (auto& r : render::storageClassSecretsOf(*run.effective, workload)) {
       refs.push_back(std::move(r));
     }
     if (refs.empty()) {

@@ -40,6 +40,14 @@ std::vector<ConfigReference> configReferences(const Json& workload);
 // -expand).
 std::vector<ConfigReference> storageClassSecrets(const api::Effective& effective, bool controller);
 
+// The StorageClass secrets the pods of a rendered workload of `effective` read, known by the
+// workload's component label: the kubelet's (storageClassSecrets(false)) on the node plugins',
+// the controller sidecars' (storageClassSecrets(true)) wherever they run: their own workload,
+// or the Linux node plugin with controller placement NodePlugin. Sorted, without duplicates;
+// empty for anything else.
+std::vector<ConfigReference> storageClassSecretsOf(const api::Effective& effective,
+                                                   const Json& workload);
+
 // Sets kConfigHashAnnotation on the workload's pod template.
 void setConfigHash(Json& workload, const std::string& hash);
 // The workload's current kConfigHashAnnotation, "" if none.
