@@ -256,6 +256,12 @@ EffectiveCSIDriver csiDriver(const std::optional<CSIDriverSpec>& spec) {
   return out;
 }
 
+// A node plugin's or the controller's nodes when spec gives none: Linux's (a Windows node
+// cannot run the Linux containers). Given, the user's replace it; {} is no node selector at all.
+StringMap linuxNodes() {
+  return {{"kubernetes.io/os", "linux"}};
+}
+
 // Resolves into `out` what every node plugin has, but its kubeletDir (whose default and form
 // are its OS's). `hostNetwork`: the pod's, as its OS decides; `driverBase`: what its driver
 // container takes from spec.driver.
@@ -263,7 +269,7 @@ void nodePlugin(const NodePluginSpec& n, const std::optional<bool>& hostNetwork,
                 const DriverContainer& driverBase, const std::string& registry,
                 EffectiveNodePlugin& out) {
   out.updateStrategy = orNull(n.updateStrategy);
-  out.nodeSelector = orDefault(n.nodeSelector, {});
+  out.nodeSelector = orDefault(n.nodeSelector, linuxNodes());
   out.tolerations = orDefault(n.tolerations, defaults::nodeTolerations());
   out.affinity = orNull(n.affinity);
   out.pod = pod(n.pod, hostNetwork, n.priorityClassName, defaults::kNodePriorityClass);
@@ -341,7 +347,7 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
   out.placement = orDefault(c.placement, std::string(defaults::kPlacementWorkload));
   out.kind = orDefault(c.kind, std::string(defaults::kControllerKind));
   out.replicas = orDefault(c.replicas, 1);
-  out.nodeSelector = orDefault(c.nodeSelector, {});
+  out.nodeSelector = orDefault(c.nodeSelector, linuxNodes());
   out.tolerations = orDefault(c.tolerations, Json::array());
   out.affinity = orNull(c.affinity);
   out.topologySpreadConstraints = orNull(c.topologySpreadConstraints);

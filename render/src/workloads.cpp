@@ -9,16 +9,16 @@
 namespace csiop::render {
 namespace {
 
-// Linux nodes only, unless the user chose the nodes.
-Json nodeSelector(const api::StringMap& chosen) {
-  if (chosen.empty()) {
-    return Json{{"kubernetes.io/os", "linux"}};
+// The nodes as resolved (api::resolve: Linux's unless the spec chose); none: no field.
+void setNodeSelector(Json& spec, const api::StringMap& nodes) {
+  if (nodes.empty()) {
+    return;
   }
   Json out = Json::object();
-  for (const auto& [k, v] : chosen) {
+  for (const auto& [k, v] : nodes) {
     out[k] = v;
   }
-  return out;
+  spec["nodeSelector"] = std::move(out);
 }
 
 // The pod fields the node plugin and the controller pod share, after serviceAccountName.
@@ -107,7 +107,7 @@ Json nodePluginDaemonSet(const Effective& effective, const api::EffectiveNodePlu
                          const NodePluginLayout& layout, NodePluginWorkload workload) {
   Json spec = std::move(workload.podSpec);
   commonPodFields(spec, workload.pod);
-  spec["nodeSelector"] = nodeSelector(n.nodeSelector);
+  setNodeSelector(spec, n.nodeSelector);
   if (!n.tolerations.empty()) {
     spec["tolerations"] = n.tolerations;
   }
@@ -208,7 +208,7 @@ Json renderControllerWorkload(const Effective& effective) {
   Json spec = Json::object();
   spec["serviceAccountName"] = controllerName(effective);
   commonPodFields(spec, c.pod);
-  spec["nodeSelector"] = nodeSelector(c.nodeSelector);
+  setNodeSelector(spec, c.nodeSelector);
   if (!c.tolerations.empty()) {
     spec["tolerations"] = c.tolerations;
   }

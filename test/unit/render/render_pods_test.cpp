@@ -209,6 +209,25 @@ TEST(RenderPods, InitAndExtraContainersAroundTheOperators) {
   EXPECT_FALSE(controllerPlugin(objs)["spec"]["template"]["spec"].contains("initContainers"));
 }
 
+// Linux nodes by default; a selector given replaces it; {} is no node selector at all, for
+// clusters where every node (or a DaemonSet's tolerations) decides, as most vendors deploy.
+TEST(RenderPods, NodeSelectorsDefaultToLinuxAndAnEmptyOneSelectsEveryNode) {
+  const auto selectors = [](const std::string& spec) {
+    const auto objs = renderYaml(dd(spec));
+    const Json& node = nodePlugin(objs)["spec"]["template"]["spec"];
+    const Json& controller = controllerPlugin(objs)["spec"]["template"]["spec"];
+    return std::pair{node.value("nodeSelector", Json()), controller.value("nodeSelector", Json())};
+  };
+  const Json linux = {{"kubernetes.io/os", "linux"}};
+  EXPECT_EQ(selectors("  controller: {}\n"), std::pair(linux, linux));
+  EXPECT_EQ(selectors("  node: {nodeSelector: {}}\n  controller: {nodeSelector: {}}\n"),
+            std::pair(Json(), Json()));
+  EXPECT_EQ(
+      selectors("  node: {nodeSelector: {pool: csi}}\n"
+                "  controller: {nodeSelector: {node-role.kubernetes.io/control-plane: \"\"}}\n"),
+      std::pair(Json{{"pool", "csi"}}, Json{{"node-role.kubernetes.io/control-plane", ""}}));
+}
+
 TEST(RenderPods, ControllerStrategy) {
   auto objs = renderYaml(
       dd("  controller: {strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0}}}\n"));
