@@ -1,5 +1,9 @@
 #include "node_layouts.hpp"
 
+#include <algorithm>
+
+#include <csiop/api/kubelet_mounts.hpp>
+
 #include "containers.hpp"
 
 namespace csiop::render {
@@ -26,6 +30,17 @@ std::string pipe(const std::string& api) {
   return "\\\\.\\pipe\\csi-proxy-" + api;
 }
 
+// The driver mounts the kubelet's directory (or one above it) itself, as hostPath D at D,
+// Bidirectional (kubelet_mounts.hpp): its pods and plugins directories are there already.
+bool driverMountsTheKubeletDir(const Effective& effective) {
+  const auto& d = effective.node.driver;
+  return d.volumeMounts.is_array() &&
+         std::any_of(d.volumeMounts.begin(), d.volumeMounts.end(), [&](const Json& m) {
+           return api::kubeletMountOf(m, d.volumes, effective.node.kubeletDir) ==
+                  api::KubeletMount::Covers;
+         });
+}
+
 } // namespace
 
 NodePluginLayout linuxNodeLayout(const Effective& effective) {
@@ -35,12 +50,17 @@ NodePluginLayout linuxNodeLayout(const Effective& effective) {
   l.driverEndpoint = kSocketEndpoint;
   // Mounts with Bidirectional propagation need a privileged container.
   l.driverSecurityContext = Json{{"privileged", true}};
-  l.driverMounts =
-      Json::array({socketMount(), bidirectionalMount("mountpoint-dir", k + "/pods"),
-                   bidirectionalMount("plugins-dir", k + "/plugins"), mount("dev-dir", "/dev")});
+  const bool kubeletDirMounted = driverMountsTheKubeletDir(effective);
+  l.driverMounts = Json::array({socketMount()});
+  if (!kubeletDirMounted) {
+    l.driverMounts.push_back(bidirectionalMount("mountpoint-dir", k + "/pods"));
+    l.driverMounts.push_back(bidirectionalMount("plugins-dir", k + "/plugins"));
+  }
+  l.driverMounts.push_back(mount("dev-dir", "/dev"));
   l.registration = {"--kubelet-registration-path=" + k + "/plugins/" + effective.driverName +
                     "/csi.sock"};
   l.registrarMounts = Json::array({socketMount(), mount("registration-dir", "/registration")});
+  // The volumes stay: init and extra containers may mount them by name.
   l.volumes = Json::array({
       hostPath("socket-dir", k + "/plugins/" + effective.driverName, "DirectoryOrCreate"),
       hostPath("registration-dir", k + "/plugins_registry", "Directory"),

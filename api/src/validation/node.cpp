@@ -3,6 +3,7 @@
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/formats.hpp>
 #include <csiop/api/json_access.hpp>
+#include <csiop/api/kubelet_mounts.hpp>
 
 namespace csiop::api::validation {
 
@@ -49,6 +50,37 @@ Ports node(Validator& v, const DriverDeploymentSpec& spec) {
   return reserved;
 }
 
+namespace {
+
+// A driver mount at or above the kubelet's directory is taken only as the one that serves the
+// operator's own mounts of its pods and plugins directories (kubelet_mounts.hpp).
+void kubeletDirMounts(Validator& v, const DriverDeploymentSpec& spec,
+                      const std::optional<DriverContainer>& override,
+                      const std::string& kubeletDir) {
+  const bool ownMounts = override && override->volumeMounts;
+  const auto& mounts = ownMounts ? override->volumeMounts : spec.driver.volumeMounts;
+  const auto& volumes = override && override->volumes ? override->volumes : spec.driver.volumes;
+  if (!mounts || !mounts->is_array()) {
+    return;
+  }
+  const std::string path =
+      (ownMounts ? "spec.node.driver" : "spec.driver") + std::string(".volumeMounts");
+  for (std::size_t i = 0; i < mounts->size(); ++i) {
+    const Json& m = (*mounts)[i];
+    if (kubeletMountOf(m, volumes.value_or(Json::array()), kubeletDir) != KubeletMount::Overlays) {
+      continue;
+    }
+    const std::string at = stringField(m, "mountPath");
+    v.add(invalid(idx(path, i) + ".mountPath", at,
+                  "lies over the operator's Bidirectional mounts of " + kubeletDir + "/pods and " +
+                      kubeletDir + "/plugins: mount a hostPath volume of " + at + " at " + at +
+                      " with mountPropagation Bidirectional (the operator then leaves its own "
+                      "two out), or a directory beside the kubelet's"));
+  }
+}
+
+} // namespace
+
 void nodeDriver(Validator& v, const DriverDeploymentSpec& spec, const Ports& reserved) {
   const NodeSpec n = spec.node.value_or(NodeSpec{});
   const std::string p = "spec.node";
@@ -65,6 +97,7 @@ void nodeDriver(Validator& v, const DriverDeploymentSpec& spec, const Ports& res
       driverInPod(v, spec, n.driver, p + ".driver", kNodeVolumes,
                   {"/csi", "/dev", kubeletDir + "/pods", kubeletDir + "/plugins"}, reserved);
   podContainers(v, p, n.pod, volumes, driverName(spec, n.driver));
+  kubeletDirMounts(v, spec, n.driver, kubeletDir);
 }
 
 } // namespace csiop::api::validation

@@ -187,5 +187,43 @@ INSTANTIATE_TEST_SUITE_P(
              {}}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
 
+// A node plugin's mount at or above the kubelet's directory: only hostPath D at D,
+// Bidirectional, which then serves for the operator's own pods and plugins mounts.
+INSTANTIATE_TEST_SUITE_P(
+    KubeletDir, Rule,
+    ::testing::Values(
+        Case{"OverTheKubeletDirInAnyOtherForm",
+             "spec: {driver: {volumes: [{name: k, hostPath: {path: /var/lib/kubelet}}, "
+             "{name: e, emptyDir: {}}, {name: l, hostPath: {path: /var/lib}}], "
+             "volumeMounts: [{name: k, mountPath: /var/lib/kubelet, mountPropagation: "
+             "HostToContainer}, {name: e, mountPath: /var/lib/kubelet/}, {name: l, "
+             "mountPath: /var, mountPropagation: Bidirectional}]}}",
+             {"spec.driver.volumeMounts[0].mountPath: Invalid value: \"/var/lib/kubelet\": lies "
+              "over the "
+              "operator's Bidirectional mounts of /var/lib/kubelet/pods and "
+              "/var/lib/kubelet/plugins: mount a hostPath volume of /var/lib/kubelet at "
+              "/var/lib/kubelet with "
+              "mountPropagation Bidirectional (the operator then leaves its own two out), or a "
+              "directory beside the kubelet's",
+              "spec.driver.volumeMounts[1].mountPath: Invalid value: \"/var/lib/kubelet/\": lies "
+              "over the "
+              "operator's Bidirectional mounts of /var/lib/kubelet/pods and "
+              "/var/lib/kubelet/plugins: mount a hostPath volume of /var/lib/kubelet/ at "
+              "/var/lib/kubelet/ with "
+              "mountPropagation Bidirectional (the operator then leaves its own two out), or a "
+              "directory beside the kubelet's",
+              "spec.driver.volumeMounts[2].mountPath: Invalid value: \"/var\": lies over the "
+              "operator's Bidirectional mounts of /var/lib/kubelet/pods and "
+              "/var/lib/kubelet/plugins: mount a hostPath volume of /var at /var with "
+              "mountPropagation Bidirectional (the operator then leaves its own two out), or a "
+              "directory beside the kubelet's"}},
+        Case{"TheWholeKubeletDirAtItsOwnPath",
+             "spec: {node: {kubeletDir: /k0s/kubelet, driver: {volumes: [{name: k, "
+             "hostPath: {path: /k0s/kubelet/}}, {name: b, hostPath: {path: /k0s/kubelet-b}}], "
+             "volumeMounts: [{name: k, mountPath: /k0s/kubelet, mountPropagation: "
+             "Bidirectional}, {name: b, mountPath: /k0s/kubelet-b}]}}}",
+             {}}),
+    [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
+
 } // namespace
 } // namespace csiop::api

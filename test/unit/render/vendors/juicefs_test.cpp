@@ -106,13 +106,9 @@ TEST(VendorJuiceFs, NodeDriverContainer) {
         R"({"hostPath": {"path": "/var/lib/kubelet/plugins/csi.juicefs.com",
             "type": "DirectoryOrCreate"}})",
         "", false},
-       // The operator's two kubelet directories, inside the vendor's whole kubelet directory.
-       {"/var/lib/kubelet/pods",
-        R"({"hostPath": {"path": "/var/lib/kubelet/pods", "type": "DirectoryOrCreate"}})",
-        "Bidirectional", false},
-       {"/var/lib/kubelet/plugins",
-        R"({"hostPath": {"path": "/var/lib/kubelet/plugins", "type": "Directory"}})",
-        "Bidirectional", false},
+       // The vendor's whole kubelet directory, Bidirectional: the operator's own mounts of its
+       // pods and plugins directories are left out (two Bidirectional mounts of one host tree,
+       // one inside the other, would propagate each mount back onto it once more).
        {"/var/lib/kubelet", R"({"hostPath": {"path": "/var/lib/kubelet", "type": "Directory"}})",
         "Bidirectional", false},
        {"/dev", R"({"hostPath": {"path": "/dev", "type": "Directory"}})", "", false},
