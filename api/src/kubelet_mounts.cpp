@@ -1,9 +1,9 @@
 #include <csiop/api/kubelet_mounts.hpp>
 
+#include <csiop/api/json_access.hpp>
+
 namespace csiop::api {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 std::string withoutTrailingSlashes(std::string path) {
   while (path.size() > 1 && path.back() == '/') {
@@ -12,20 +12,14 @@ std::string withoutTrailingSlashes(std::string path) {
   return path;
 }
 
-std::string stringAt(const Json& object, const char* key) {
-  const auto it = object.is_object() ? object.find(key) : object.end();
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // The host path of the hostPath volume `name` ("" when it is not one).
 std::string hostPathOf(const Json& volumes, const std::string& name) {
   if (!volumes.is_array()) {
     return "";
   }
   for (const Json& v : volumes) {
-    if (stringAt(v, "name") == name) {
-      const auto source = v.find("hostPath");
-      return source != v.end() ? withoutTrailingSlashes(stringAt(*source, "path")) : "";
+    if (stringField(v, "name") == name) {
+      return withoutTrailingSlashes(stringField(member(v, "hostPath"), "path"));
     }
   }
   return "";
@@ -34,7 +28,7 @@ std::string hostPathOf(const Json& volumes, const std::string& name) {
 } // namespace
 
 KubeletMount kubeletMountOf(const Json& mount, const Json& volumes, const std::string& kubeletDir) {
-  const std::string path = withoutTrailingSlashes(stringAt(mount, "mountPath"));
+  const std::string path = withoutTrailingSlashes(stringField(mount, "mountPath"));
   if (path.empty() || path.front() != '/') {
     return KubeletMount::Beside;
   }
@@ -42,9 +36,10 @@ KubeletMount kubeletMountOf(const Json& mount, const Json& volumes, const std::s
   if (!atOrAbove) {
     return KubeletMount::Beside;
   }
-  const bool same = hostPathOf(volumes, stringAt(mount, "name")) == path &&
-                    stringAt(mount, "mountPropagation") == "Bidirectional" &&
-                    stringAt(mount, "subPath").empty() && stringAt(mount, "subPathExpr").empty();
+  const bool same = hostPathOf(volumes, stringField(mount, "name")) == path &&
+                    stringField(mount, "mountPropagation") == "Bidirectional" &&
+                    stringField(mount, "subPath").empty() &&
+                    stringField(mount, "subPathExpr").empty();
   return same ? KubeletMount::Covers : KubeletMount::Overlays;
 }
 
