@@ -62,7 +62,9 @@ TEST(ConfigRefs, OnlyWorkloadsAndNothingWhenNothingIsReferenced) {
   EXPECT_TRUE(configReferences(daemonSet(Json::parse(R"({"containers": "garbage"})"))).empty());
 }
 
-TEST(ConfigRefs, FixedStorageClassSecretsGoToTheirReader) {
+// A DriverDeployment whose StorageClass names fixed provisioner and node-stage secrets (and a
+// templated controller-expand one), with `spec` lines added.
+api::DriverDeployment withClassSecrets(const std::string& spec) {
   const auto loaded = api::loadDriverDeployment(api::parseYaml(R"(
 apiVersion: csiop.dev/v1alpha1
 kind: DriverDeployment
@@ -70,7 +72,6 @@ metadata: {name: x}
 spec:
   driverName: x.csi.example.com
   driver: {image: example.com/d:1}
-  controller: {}
   storageClasses:
   - name: a
     parameters:
@@ -80,10 +81,14 @@ spec:
       csi.storage.k8s.io/node-stage-secret-namespace: kube-system
       csi.storage.k8s.io/controller-expand-secret-name: ${pvc.name}
       csi.storage.k8s.io/controller-expand-secret-namespace: kube-system
-)")[0],
+)" + spec)[0],
                                                 api::UnknownFields::Strict);
-  ASSERT_TRUE(loaded.ok());
-  const api::Effective e = api::resolve(loaded.objects.front());
+  EXPECT_TRUE(loaded.ok());
+  return loaded.objects.front();
+}
+
+TEST(ConfigRefs, FixedStorageClassSecretsGoToTheirReader) {
+  const api::Effective e = api::resolve(withClassSecrets("  controller: {}\n"));
   EXPECT_EQ(names(storageClassSecrets(e, true)),
             (std::vector<std::string>{"Secret kube-system/prov"})); // the template is skipped
   EXPECT_EQ(names(storageClassSecrets(e, false)),
@@ -95,28 +100,12 @@ spec:
 // controller's the sidecars', and the node plugin both when the controller sidecars run in it.
 TEST(ConfigRefs, EachWorkloadHashesTheStorageClassSecretsItsPodsRead) {
   const auto secretsByWorkload = [](const std::string& placement) {
-    const auto loaded = api::loadDriverDeployment(api::parseYaml(R"(
-apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata: {name: x}
-spec:
-  driverName: x.csi.example.com
-  driver: {image: example.com/d:1}
-  windowsNode: {enabled: true}
-  controller: {placement: )" + placement + R"(}
-  storageClasses:
-  - name: a
-    parameters:
-      csi.storage.k8s.io/provisioner-secret-name: prov
-      csi.storage.k8s.io/provisioner-secret-namespace: kube-system
-      csi.storage.k8s.io/node-stage-secret-name: stage
-      csi.storage.k8s.io/node-stage-secret-namespace: kube-system
-)")[0],
-                                                  api::UnknownFields::Strict);
-    EXPECT_TRUE(loaded.ok());
-    const api::Effective e = api::resolve(loaded.objects.front());
+    const api::DriverDeployment dd = withClassSecrets("  windowsNode: {enabled: true}\n"
+                                                      "  controller: {placement: " +
+                                                      placement + "}\n");
+    const api::Effective e = api::resolve(dd);
     std::map<std::string, std::vector<std::string>> out;
-    for (const Json& o : render(loaded.objects.front())) {
+    for (const Json& o : render(dd)) {
       if (o["kind"] == "DaemonSet" || o["kind"] == "Deployment" || o["kind"] == "StatefulSet") {
         out[o["metadata"]["name"]] = names(storageClassSecretsOf(e, o));
       }
