@@ -75,6 +75,7 @@ std::set<std::string> servedFamilies() {
   runtime::OperatorMetrics metrics;
   metrics.observeApiRequest("get", "pods", 200);
   metrics.observeApiRequest("apply", "pods", 200);
+  metrics.observeApiWarning("daemonsets");
   metrics.setCache("pods", 1, 1024);
   metrics.setUnregisteredNodes({{"a", {{"NotRegistered", 1}}}});
   metrics.setVolumeFailures({{"a", {{"MountFailed", 1}}}});

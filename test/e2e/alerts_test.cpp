@@ -278,10 +278,12 @@ TEST_F(Alerts, SilentWhileEveryDriverDeploymentIsHealthy) {
 
 TEST_F(Alerts, EachAlertFiresForWhatIsWrongAndNothingElse) {
   ASSERT_TRUE(recorder);
-  // Registration lost, then a rollout whose canary is never registered again.
+  // Registration lost, then a rollout whose canary is never registered again (its pods now
+  // select the deprecated beta OS label too: the API server warns, csiop_api_warnings_total).
   brokenRegistration.reset();
   auto r = kubectl({"patch", "dd", kBroken, "--type=merge", "-p",
-                    R"({"spec": {"driver": {"args": ["--v=4"]}}})"});
+                    R"({"spec": {"driver": {"args": ["--v=4"]},
+                                 "node": {"nodeSelector": {"beta.kubernetes.io/os": "linux"}}}})"});
   ASSERT_TRUE(r.ok()) << r;
   // A namespace whose quota allows no DaemonSet.
   r = kubectl({"apply", "-f", "-"},

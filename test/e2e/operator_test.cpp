@@ -550,6 +550,48 @@ spec:
   kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
+// What the API server says of a write it takes but doubts (a Warning header) is heard: a field
+// it does not know (a misspelling in an embedded securityContext, dropped under the default
+// fieldValidation Warn) and a deprecated node label are logged with the object and the server's
+// words, counted in csiop_api_warnings_total by resource, and said in the APIWarnings condition.
+TEST_F(Operator, TheApiServersWarningsAreLoggedAndCounted) {
+  const double before = op->metric("csiop_api_warnings_total{resource=\"daemonsets\"}");
+  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: warned
+spec:
+  driverName: warned.csi.example.com
+  driver:
+    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
+    securityContext: {privileged: true, allowPrivilegeEscalaton: true}
+  node:
+    nodeSelector: {beta.kubernetes.io/os: linux}
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
+  EXPECT_TRUE(waitFor("both warnings logged", 60s, [&](std::string& seen) {
+    seen = op->log();
+    return seen.find("the API server warns about create daemonsets csi-warned/warned-node: "
+                     "unknown field \"spec.template.spec.containers[0].securityContext."
+                     "allowPrivilegeEscalaton\"") != std::string::npos &&
+           seen.find("the API server warns about create daemonsets csi-warned/warned-node: "
+                     "spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated") !=
+               std::string::npos;
+  }));
+  EXPECT_GE(op->metric("csiop_api_warnings_total{resource=\"daemonsets\"}"),
+            std::max(before, 0.0) + 2);
+  EXPECT_TRUE(waitFor("APIWarnings names the DaemonSet and the field", 30s, [&](std::string& seen) {
+    seen = conditionField("warned", "APIWarnings", "status") + " " +
+           conditionField("warned", "APIWarnings", "message");
+    return seen.starts_with("True DaemonSet csi-warned/warned-node: unknown field "
+                            "\"spec.template.spec.containers[0].securityContext."
+                            "allowPrivilegeEscalaton\"");
+  }));
+  EXPECT_EQ(ddCondition("warned", "Degraded"), "False") << "the objects were taken";
+  deleteDd("warned");
+  kubectl({"delete", "namespace", "csi-warned", "--wait=false"});
+}
+
 // A namespace that enforces Pod Security "restricted" refuses the node plugin's privileged pods:
 // the operator asks first (a server-side dry run of a pod) and reports the refusal before any
 // DaemonSet exists; once the namespace allows them, the DaemonSet is created.

@@ -182,8 +182,12 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
   Decision allowed;
   const api::Loaded loaded = api::loadDriverDeployment(object, api::UnknownFields::Ignore,
                                                        render::admissionCheck(cluster.objectKinds));
-  for (const auto& w : loaded.warnings) {
-    allowed.warnings.push_back(withoutObjectPrefix(w));
+  // The spec's warnings go to whoever changes the spec; a write that leaves it as it was (the
+  // operator's finalizer, a label) would only repeat them.
+  if (specChanged(request)) {
+    for (const auto& w : loaded.warnings) {
+      allowed.warnings.push_back(withoutObjectPrefix(w));
+    }
   }
   const std::string name = metadataField(object, "name");
   if (!loaded.ok()) {

@@ -131,6 +131,13 @@ std::unique_ptr<kube::Client> connect(asio::io_context& io, const ManagerOptions
                                         std::chrono::nanoseconds) {
       metrics.observeApiRequest(verb, resource, code);
     };
+    clientOptions.warnings = [&metrics](std::string_view verb, std::string_view resource,
+                                        std::string_view ns, std::string_view name,
+                                        std::string_view text) {
+      metrics.observeApiWarning(resource);
+      spdlog::warn("the API server warns about {} {} {}{}{}: {}", verb, resource, ns,
+                   ns.empty() ? "" : "/", name, text);
+    };
     return std::make_unique<kube::Client>(io.get_executor(),
                                           kube::loadDefault(options.kubeconfig, options.context),
                                           std::move(clientOptions));

@@ -29,22 +29,54 @@ std::int64_t generationOf(const Json& object) {
 
 } // namespace
 
-void AppliedObjects::remember(const Json& desired, const Json& result) {
-  record(desired, result, std::nullopt);
+void AppliedObjects::remember(const Json& desired, const Json& result,
+                              std::vector<std::string> warnings) {
+  if (warnings.size() > kWarningsPerChild) {
+    warnings.resize(kWarningsPerChild);
+  }
+  record(desired, result, std::nullopt, std::move(warnings));
 }
 
 void AppliedObjects::verified(const Json& desired, const CachedChild& live) {
-  record(desired, live.head, live.content);
+  std::vector<std::string> warnings;
+  if (const auto it = applied_.find(keyOf(desired).str());
+      it != applied_.end() && it->second.desiredHash == hashOf(desired)) {
+    warnings = it->second.warnings;
+  }
+  record(desired, live.head, live.content, std::move(warnings));
 }
 
 void AppliedObjects::record(const Json& desired, const Json& object,
-                            std::optional<std::uint64_t> content) {
+                            std::optional<std::uint64_t> content,
+                            std::vector<std::string> warnings) {
   applied_[keyOf(desired).str()] = {ownerOf(desired),
                                     hashOf(desired),
                                     metadataField(object, "resourceVersion"),
                                     metadataField(object, "uid"),
                                     generationOf(object),
-                                    content};
+                                    content,
+                                    std::move(warnings)};
+}
+
+std::vector<std::string> AppliedObjects::warningsOf(const std::string& owner) const {
+  std::vector<std::string> out;
+  std::size_t more = 0;
+  for (const auto& [key, applied] : applied_) {
+    if (applied.owner != owner) {
+      continue;
+    }
+    for (const std::string& text : applied.warnings) {
+      if (out.size() < kWarningsListed) {
+        out.push_back(key + ": " + text);
+      } else {
+        ++more;
+      }
+    }
+  }
+  if (more > 0) {
+    out.push_back("and " + std::to_string(more) + " more");
+  }
+  return out;
 }
 
 void AppliedObjects::forget(const std::string& key) {

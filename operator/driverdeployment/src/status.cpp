@@ -264,6 +264,12 @@ computeStatus(const Observed& observed, const std::optional<api::DriverDeploymen
              "the workloads are as this operator renders them", generation));
   }
   setVolumesFailing(observed, previous, status, conditions, set);
+  if (!observed.apiWarnings.empty()) {
+    set(make(condition::kApiWarnings, true, "Warned", joined(observed.apiWarnings), generation));
+  } else if (findCondition(conditions, condition::kApiWarnings) != nullptr) {
+    set(make(condition::kApiWarnings, false, "NoWarnings",
+             "the API server took the last write of every object without a warning", generation));
+  }
   if (!observed.applyErrors.empty()) {
     set(make(condition::kDegraded, true, "ApplyFailed", joined(observed.applyErrors), generation));
   } else if (!observed.missingPrerequisites.empty()) {

@@ -164,12 +164,29 @@ void Client::observe(std::string_view verb, std::string_view resource, int code,
   }
 }
 
+void Client::warn(std::string_view verb, std::string_view resource, const RequestTarget& target,
+                  const std::vector<std::string>& warnings) const {
+  for (const std::string& text : warnings) {
+    if (target.warnings != nullptr) {
+      target.warnings->push_back(text);
+    }
+    if (options_.warnings) {
+      try {
+        options_.warnings(verb, resource, target.ns, target.name, text);
+      } catch (...) {
+        // a log or a metric must never fail a request
+      }
+    }
+  }
+}
+
 awaitable<Json> Client::call(std::string_view verb, std::string_view resource, HttpRequest request,
-                             const FieldMask* fields) {
+                             const FieldMask* fields, RequestTarget target) {
   const std::string what = std::string(toString(request.method)) + " " + request.target;
   const auto start = std::chrono::steady_clock::now();
   const auto observed = [&](int code) { observe(verb, resource, code, start); };
   HttpResponse response = co_await exchange(*http_, std::move(request), observed);
+  warn(verb, resource, target, response.warnings);
   Json json = parseOrDiscard(response.body, fields);
   if (json.is_discarded())
     throw TransportError(
@@ -185,7 +202,8 @@ awaitable<Json> Client::get(ResourceRef ref, std::string ns, std::string name, G
   HttpRequest request;
   request.target = resourcePath(ref, ns, name, options.subresource) +
                    Query().addIfNotEmpty("resourceVersion", options.resourceVersion).str();
-  co_return co_await call("get", ref.resource, std::move(request));
+  const RequestTarget target{ns, name, nullptr};
+  co_return co_await call("get", ref.resource, std::move(request), nullptr, target);
 }
 
 awaitable<std::optional<Json>> Client::getOpt(ResourceRef ref, std::string ns, std::string name,
@@ -238,7 +256,8 @@ awaitable<ListResult> Client::list(ResourceRef ref, std::string ns, ListOptions 
   if (options.fields != nullptr)
     fields = FieldMask::within("items", *options.fields, {"apiVersion", "kind", "metadata"});
   const FieldMask* itemFields = fields ? &*fields : nullptr;
-  Json json = co_await call("list", ref.resource, std::move(request), itemFields);
+  const RequestTarget target{ns, {}, nullptr};
+  Json json = co_await call("list", ref.resource, std::move(request), itemFields, target);
 
   ListResult result;
   const auto metadata = json.find("metadata");
@@ -306,11 +325,13 @@ awaitable<ListResult> Client::listAll(ResourceRef ref, std::string ns, ListOptio
 awaitable<Json> Client::create(ResourceRef ref, Json object, CreateOptions options) {
   fillTypeMeta(ref, object);
   const std::string ns = metadataString(object, "namespace");
+  const std::string name = metadataString(object, "name");
   requireNamespace(ref, ns, "create");
   const Query query = writeQuery(options, manager(options.fieldManager));
   HttpRequest request = writeRequest(Method::Post, resourcePath(ref, ns) + query.str(),
                                      "application/json", object.dump());
-  co_return co_await call("create", ref.resource, std::move(request));
+  const RequestTarget target{ns, name, options.warnings};
+  co_return co_await call("create", ref.resource, std::move(request), nullptr, target);
 }
 
 awaitable<Json> Client::apply(ResourceRef ref, Json object, ApplyOptions options) {
@@ -326,7 +347,8 @@ awaitable<Json> Client::apply(ResourceRef ref, Json object, ApplyOptions options
       writeRequest(Method::Patch, resourcePath(ref, ns, name, options.subresource) + query.str(),
                    "application/apply-patch+yaml", object.dump()); // JSON is YAML
   request.idempotent = true; // the same apply twice has the same result
-  co_return co_await call("apply", ref.resource, std::move(request));
+  const RequestTarget target{ns, name, options.warnings};
+  co_return co_await call("apply", ref.resource, std::move(request), nullptr, target);
 }
 
 awaitable<Json> Client::patch(ResourceRef ref, std::string ns, std::string name, PatchType type,
@@ -338,7 +360,8 @@ awaitable<Json> Client::patch(ResourceRef ref, std::string ns, std::string name,
       writeRequest(Method::Patch, resourcePath(ref, ns, name, options.subresource) + query.str(),
                    patchContentType(type), patch.dump());
   request.idempotent = type == PatchType::Merge;
-  co_return co_await call("patch", ref.resource, std::move(request));
+  const RequestTarget target{ns, name, options.warnings};
+  co_return co_await call("patch", ref.resource, std::move(request), nullptr, target);
 }
 
 awaitable<Json> Client::update(ResourceRef ref, Json object, UpdateOptions options) {
@@ -351,7 +374,8 @@ awaitable<Json> Client::update(ResourceRef ref, Json object, UpdateOptions optio
   HttpRequest request =
       writeRequest(Method::Put, resourcePath(ref, ns, name, options.subresource) + query.str(),
                    "application/json", object.dump());
-  co_return co_await call("update", ref.resource, std::move(request));
+  const RequestTarget target{ns, name, options.warnings};
+  co_return co_await call("update", ref.resource, std::move(request), nullptr, target);
 }
 
 awaitable<Json> Client::remove(ResourceRef ref, std::string ns, std::string name,
@@ -374,7 +398,8 @@ awaitable<Json> Client::remove(ResourceRef ref, std::string ns, std::string name
   request.target = resourcePath(ref, ns, name);
   request.contentType = "application/json";
   request.body = body.dump();
-  co_return co_await call("delete", ref.resource, std::move(request));
+  const RequestTarget target{ns, name, nullptr};
+  co_return co_await call("delete", ref.resource, std::move(request), nullptr, target);
 }
 
 awaitable<bool> Client::removeIfExists(ResourceRef ref, std::string ns, std::string name,

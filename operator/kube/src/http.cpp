@@ -1,4 +1,5 @@
 #include <csiop/kube/http.hpp>
+#include <csiop/kube/warning_header.hpp>
 
 #include <poll.h>
 
@@ -146,6 +147,9 @@ HttpResponse toResponse(Response& parser) {
   out.status = static_cast<int>(message.result_int());
   out.contentType = std::string(message[http::field::content_type]);
   out.retryAfter = std::string(message[http::field::retry_after]);
+  for (auto [it, end] = message.equal_range(http::field::warning); it != end; ++it) {
+    out.warnings.push_back(warningText(it->value()));
+  }
   out.body = std::move(message.body());
   return out;
 }

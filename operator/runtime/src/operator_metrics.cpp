@@ -76,6 +76,10 @@ struct OperatorMetrics::Metrics {
               "Writes to the Kubernetes API server (create, update, patch, apply, delete, "
               "deletecollection), whatever their outcome, by resource; flat when nothing "
               "changes.");
+  Family<Counter>& apiWarningsTotal =
+      counter(registry, "csiop_api_warnings_total",
+              "Warnings the Kubernetes API server answered requests with, by the resource of the "
+              "request.");
   Gauge& leader =
       gauge(registry, "csiop_leader", "1 while this replica holds the leader lease, else 0.");
   Gauge& driverDeployments =
@@ -162,6 +166,10 @@ void OperatorMetrics::observeApiRequest(std::string_view verb, std::string_view 
   if (isMutatingVerb(verb) && !resource.ends_with("reviews")) {
     metrics_->apiMutatingRequestsTotal.Add({{"resource", std::string(resource)}}).Increment();
   }
+}
+
+void OperatorMetrics::observeApiWarning(std::string_view resource) {
+  metrics_->apiWarningsTotal.Add({{"resource", std::string(resource)}}).Increment();
 }
 
 void OperatorMetrics::setWorkqueueDepth(std::size_t keys) {

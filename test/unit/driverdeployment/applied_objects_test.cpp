@@ -68,6 +68,38 @@ TEST(AppliedObjects, AVerifiedChildCountsAsApplied) {
   EXPECT_FALSE(applied.unchangedSinceApplied(want, cached(written(desired("y"), "22", 2))));
 }
 
+// The API server's warnings of each child's last write, for the APIWarnings condition: kept
+// while the child stays as written (verified too), replaced by the next write's, per owner.
+TEST(AppliedObjects, TheWarningsOfEachChildsLastWriteByOwner) {
+  AppliedObjects applied;
+  Json mine = desired("x:1");
+  mine["metadata"]["labels"] = {{"csiop.dev/driverdeployment", "d"}};
+  Json other = mine;
+  other["metadata"]["name"] = "e-node";
+  other["metadata"]["labels"]["csiop.dev/driverdeployment"] = "e";
+  applied.remember(mine, written(mine, "10", 0),
+                   {"unknown field \"spec.x\"", "1", "2", "3", "4", "5 (not kept)"});
+  applied.remember(other, written(other, "11", 0), {"deprecated"});
+  EXPECT_EQ(applied.warningsOf("d"),
+            (std::vector<std::string>{"DaemonSet csi/d-node: unknown field \"spec.x\"",
+                                      "DaemonSet csi/d-node: 1", "DaemonSet csi/d-node: 2",
+                                      "DaemonSet csi/d-node: 3", "DaemonSet csi/d-node: 4"}));
+  applied.verified(mine, cached(written(mine, "12", 1)));
+  EXPECT_EQ(applied.warningsOf("d").size(), 5u) << "verified as written: the warnings stay";
+  applied.remember(mine, written(mine, "13", 1));
+  EXPECT_TRUE(applied.warningsOf("d").empty()) << "the next write drew none";
+  EXPECT_EQ(applied.warningsOf("e"),
+            (std::vector<std::string>{"DaemonSet csi/e-node: deprecated"}));
+  for (int i = 0; i < 3; ++i) {
+    Json child = mine;
+    child["metadata"]["name"] = "c" + std::to_string(i);
+    applied.remember(child, written(child, "20", 0), {"a", "b", "c", "d", "e"});
+  }
+  const auto listed = applied.warningsOf("d");
+  ASSERT_EQ(listed.size(), AppliedObjects::kWarningsListed + 1);
+  EXPECT_EQ(listed.back(), "and 5 more");
+}
+
 // A write's generation the cache does not show yet: the status is the old spec's.
 TEST(AppliedObjects, TheCacheIsBehindAWriteUntilItShowsItsGeneration) {
   AppliedObjects applied;

@@ -197,6 +197,29 @@ TEST(Status, NeverPausedHasNoPausedCondition) {
   EXPECT_FALSE(s.unmanaged.has_value());
 }
 
+// The API server's warnings of the children's last writes: APIWarnings True with each, then
+// False once no write draws one (never there for a DriverDeployment never warned about); Ready
+// and Degraded are not touched: the objects were taken.
+TEST(Status, TheApiServersWarningsAreSaidUntilTheyGo) {
+  EXPECT_EQ(
+      findCondition(*computeStatus(rolledOut(), std::nullopt, "T1").conditions, "APIWarnings"),
+      nullptr);
+  auto o = rolledOut();
+  o.apiWarnings = {R"(DaemonSet csi/d-node: unknown field "spec.template.spec.x")",
+                   "DaemonSet csi/d-node: deprecated"};
+  const auto warned = computeStatus(o, std::nullopt, "T1");
+  EXPECT_EQ(cond(warned, "APIWarnings").status, "True");
+  EXPECT_EQ(cond(warned, "APIWarnings").reason, "Warned");
+  EXPECT_EQ(cond(warned, "APIWarnings").message,
+            R"(DaemonSet csi/d-node: unknown field "spec.template.spec.x"; DaemonSet csi/d-node: )"
+            "deprecated");
+  EXPECT_EQ(cond(warned, "Ready").status, "True");
+  EXPECT_EQ(cond(warned, "Degraded").status, "False");
+  const auto gone = computeStatus(rolledOut(), warned, "T2");
+  EXPECT_EQ(cond(gone, "APIWarnings").status, "False");
+  EXPECT_EQ(cond(gone, "APIWarnings").reason, "NoWarnings");
+}
+
 TEST(Status, ABlockedDeletionSaysWhatWaitsAndHowItEnds) {
   auto o = rolledOut();
   o.deleting = true;

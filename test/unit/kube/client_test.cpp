@@ -4,6 +4,7 @@
 
 #include <csiop/kube/attempt.hpp>
 #include <csiop/kube/client.hpp>
+#include <csiop/kube/warning_header.hpp>
 
 #include "test_server.hpp"
 
@@ -71,6 +72,51 @@ TEST_F(ClientTest, GetReturnsTheObjectAndTellsTheObserver) {
   EXPECT_EQ(observed_[0].resource, "configmaps");
   EXPECT_EQ(observed_[0].code, 200);
   EXPECT_EQ(observed_[1].resource, "driverdeployments");
+}
+
+// The API server's Warning headers (a field it dropped, a deprecated API) reach the client's
+// warning observer with the object they concern, and the caller's own list when it asks.
+TEST_F(ClientTest, WarningsReachTheObserverAndTheCallersList) {
+  std::vector<std::string> heard;
+  server_ = std::make_unique<TestServer>(io_, [](const Request&) {
+    Reply r = json({{"kind", "DaemonSet"}});
+    r.headers = {
+        {"Warning", R"(299 - "unknown field \"spec.template.spec.containers[0].mountPth\"")"},
+        {"Warning",
+         R"(299 - "spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14")"}};
+    return r;
+  });
+  ClientOptions options;
+  options.warnings = [&](std::string_view verb, std::string_view resource, std::string_view ns,
+                         std::string_view name, std::string_view text) {
+    heard.push_back(std::string(verb) + " " + std::string(resource) + " " + std::string(ns) + "/" +
+                    std::string(name) + ": " + std::string(text));
+  };
+  client_ = std::make_unique<Client>(io_.get_executor(), Config{.server = server_->url()},
+                                     std::move(options));
+  Warnings mine;
+  const Json ds = {{"metadata", {{"name", "d"}, {"namespace", "ns"}}}};
+  run(client_->apply(daemonsets, ds, {.warnings = &mine}));
+  EXPECT_EQ(mine, (Warnings{R"(unknown field "spec.template.spec.containers[0].mountPth")",
+                            "spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated "
+                            "since v1.14"}));
+  run(client_->get(daemonsets, "ns", "d"));
+  ASSERT_EQ(heard.size(), 4u);
+  EXPECT_EQ(heard[0],
+            R"(apply daemonsets ns/d: unknown field "spec.template.spec.containers[0].mountPth")");
+  EXPECT_EQ(heard[2].substr(0, 18), "get daemonsets ns/");
+  EXPECT_EQ(mine.size(), 2u) << "a request without a list adds nothing to another's";
+}
+
+TEST(WarningHeader, TheTextOfAWarningValue) {
+  EXPECT_EQ(warningText(R"(299 - "plain text")"), "plain text");
+  EXPECT_EQ(
+      warningText(
+          R"( 299 kube-apiserver "a \"quoted\" word \\ backslash" "Sat, 01 Jan 2000 00:00:00 GMT")"),
+      R"(a "quoted" word \ backslash)");
+  EXPECT_EQ(warningText("not a warning value "), "not a warning value");
+  EXPECT_EQ(warningText(R"(299 - "no closing quote)"), R"(299 - "no closing quote)");
+  EXPECT_EQ(warningText(""), "");
 }
 
 TEST_F(ClientTest, PodLogIsTheTextOfTheContainersLogWithItsBounds) {

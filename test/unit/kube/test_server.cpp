@@ -114,7 +114,7 @@ struct TestServer::Sessions {
         http::response<http::empty_body> res{static_cast<http::status>(reply.status), 11};
         res.set(http::field::content_type, reply.contentType);
         for (const auto& [k, v] : reply.headers)
-          res.set(k, v);
+          res.insert(k, v); // a name given twice is sent twice (Warning)
         res.chunked(true);
         http::response_serializer<http::empty_body> sr{res};
         auto [hec, hn] =
@@ -152,7 +152,7 @@ struct TestServer::Sessions {
         http::response<http::string_body> res{static_cast<http::status>(reply.status), 11};
         res.set(http::field::content_type, reply.contentType);
         for (const auto& [k, v] : reply.headers)
-          res.set(k, v);
+          res.insert(k, v); // a name given twice is sent twice (Warning)
         res.keep_alive(!reply.connectionClose);
         res.body() = reply.body;
         res.prepare_payload();

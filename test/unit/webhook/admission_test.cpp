@@ -243,6 +243,27 @@ TEST_F(Admission, PausingADriverDeploymentBeingDeletedWarnsThatTheDeletionWaits)
   EXPECT_TRUE(decideOn(request("UPDATE", dd, dd)).warnings.empty());
 }
 
+// The spec's warnings go to whoever changes the spec: not to a write that leaves it as it was
+// (the operator adding its finalizer, someone labelling the object), which would only repeat
+// them, and whose writer (the operator) would log and count them as its own.
+TEST_F(Admission, TheSpecsWarningsComeWithChangesOfTheSpecOnly) {
+  Json dd = example("hostpath.yaml");
+  dd["spec"].erase("controller"); // attachRequired true without an attacher: warned
+  const Decision created = decideOn(request("CREATE", dd));
+  ASSERT_TRUE(created.allowed) << created.message;
+  ASSERT_FALSE(created.warnings.empty());
+  EXPECT_NE(created.warnings[0].find("no external-attacher"), std::string::npos)
+      << created.warnings[0];
+  cluster.driverDeployments["hostpath"] = "hostpath.csi.k8s.io";
+  Json finalized = dd;
+  finalized["metadata"]["finalizers"] = Json::array({"csiop.dev/cleanup"});
+  finalized["metadata"]["labels"] = {{"team", "storage"}};
+  EXPECT_TRUE(decideOn(request("UPDATE", finalized, dd)).warnings.empty());
+  Json changed = finalized;
+  changed["spec"]["driver"]["args"] = Json::array({"--v=4"});
+  EXPECT_EQ(decideOn(request("UPDATE", changed, finalized)).warnings, created.warnings);
+}
+
 TEST_F(Admission, OtherKindsAndOperationsAreRefused) {
   Json r = request("CREATE", example("hostpath.yaml"));
   r["kind"] = {{"group", ""}, {"version", "v1"}, {"kind", "ConfigMap"}};

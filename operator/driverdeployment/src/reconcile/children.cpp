@@ -180,9 +180,11 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::applyChild(const Json& des
 asio::awaitable<std::optional<ErrorLine>>
 Reconciler::createChild(const kube::ResourceRef& ref, const Json& desired, const std::string& uid) {
   const ObjectKey key = keyOf(desired);
-  auto created = co_await kube::attempt(client_.create(ref, desired));
+  kube::Warnings warnings;
+  const kube::CreateOptions options{.warnings = &warnings};
+  auto created = co_await kube::attempt(client_.create(ref, desired, options));
   if (created) {
-    applied_.remember(desired, *created);
+    applied_.remember(desired, *created, std::move(warnings));
     co_return std::nullopt;
   }
   if (!created.alreadyExists()) {
@@ -216,9 +218,10 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::updateChild(const kube::Re
                difference.empty() ? "changed since the last apply" : "differs at " + difference);
   // `live` may be the cache's entry, which changes while this coroutine waits.
   const std::string liveUid = metadataField(live, "uid");
-  auto applied = co_await takeOwnershipAndApply(ref, desired, live);
+  kube::Warnings warnings;
+  auto applied = co_await takeOwnershipAndApply(ref, desired, live, &warnings);
   if (applied) {
-    applied_.remember(desired, *applied);
+    applied_.remember(desired, *applied, std::move(warnings));
     co_return std::nullopt;
   }
   if (applied.invalid() && key.kind == "StorageClass") {
@@ -230,7 +233,8 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::updateChild(const kube::Re
 
 asio::awaitable<kube::Attempt<Json>> Reconciler::takeOwnershipAndApply(const kube::ResourceRef& ref,
                                                                        const Json& desired,
-                                                                       const Json& live) {
+                                                                       const Json& live,
+                                                                       kube::Warnings* warnings) {
   // What the operator created with a POST is handed over to its server-side apply first
   // (field_ownership.hpp): every field is then owned by the apply, so fields dropped from the
   // spec later are removed by the next apply.
@@ -242,7 +246,8 @@ asio::awaitable<kube::Attempt<Json>> Reconciler::takeOwnershipAndApply(const kub
       co_return handedOver;
     }
   }
-  co_return co_await kube::attempt(client_.apply(ref, desired));
+  const kube::ApplyOptions options{.warnings = warnings};
+  co_return co_await kube::attempt(client_.apply(ref, desired, options));
 }
 
 asio::awaitable<std::optional<ErrorLine>>
@@ -254,11 +259,13 @@ Reconciler::recreateStorageClass(const kube::ResourceRef& ref, const Json& desir
   if (!removed) {
     co_return ErrorLine::of(key.str() + " (recreating an immutable StorageClass): ", removed);
   }
-  auto created = co_await kube::attempt(client_.apply(ref, desired));
+  kube::Warnings warnings;
+  const kube::ApplyOptions applyOptions{.warnings = &warnings};
+  auto created = co_await kube::attempt(client_.apply(ref, desired, applyOptions));
   if (!created) {
     co_return ErrorLine::of(key.str() + " (recreating an immutable StorageClass): ", created);
   }
-  applied_.remember(desired, *created);
+  applied_.remember(desired, *created, std::move(warnings));
   co_return std::nullopt;
 }
 

@@ -107,11 +107,14 @@ asio::awaitable<kube::Attempt<Json>> Reconciler::claimCSIDriver(CSIDriverDecisio
 }
 
 asio::awaitable<std::optional<ErrorLine>> Reconciler::applyCSIDriver(const Json& desired) {
-  auto applied = co_await kube::attempt(client_.apply(caches_.csiDrivers.resource(), desired));
+  kube::Warnings warnings;
+  const kube::ApplyOptions options{.warnings = &warnings};
+  auto applied =
+      co_await kube::attempt(client_.apply(caches_.csiDrivers.resource(), desired, options));
   if (!applied) {
     co_return ErrorLine::of("CSIDriver " + metadataField(desired, "name") + ": ", applied);
   }
-  applied_.remember(desired, *applied);
+  applied_.remember(desired, *applied, std::move(warnings));
   co_return std::nullopt;
 }
 

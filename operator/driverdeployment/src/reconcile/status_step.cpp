@@ -64,6 +64,7 @@ asio::awaitable<StepResult> Reconciler::reportStatus(ReconcileRun& run) {
     co_return std::move(run.endedEarly->result);
   }
   observeWorkloads(run);
+  run.observed.apiWarnings = applied_.warningsOf(run.name);
   const api::DriverDeploymentStatus status = computeStatus(run.observed, run.previous, now_());
   if (std::optional<ReconcileResult> end = co_await writeStatus(run, status)) {
     co_return std::move(*end);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <optional>
 
@@ -24,10 +25,19 @@ namespace csiop::driverdeployment {
 
 class AppliedObjects {
 public:
-  // `desired` was written; the server answered `result`.
-  void remember(const api::Json& desired, const api::Json& result);
-  // `live` was compared with `desired` and holds it: as if `desired` had been written.
+  // `desired` was written; the server answered `result`, with these warnings (a field it
+  // dropped or did not know, a deprecated API: kube/warning_header.hpp).
+  void remember(const api::Json& desired, const api::Json& result,
+                std::vector<std::string> warnings = {});
+  // `live` was compared with `desired` and holds it: as if `desired` had been written (the
+  // warnings of the write that made it, if it was this one's, are kept).
   void verified(const api::Json& desired, const CachedChild& live);
+  // The warnings of the last write of each child of the DriverDeployment `owner`, as
+  // "Kind ns/name: text", by child then in the server's order; at most kWarningsPerChild each
+  // and kWarningsListed in all, then "and N more".
+  static constexpr std::size_t kWarningsPerChild = 5;
+  static constexpr std::size_t kWarningsListed = 10;
+  std::vector<std::string> warningsOf(const std::string& owner) const;
   // The child is gone (pruned).
   void forget(const std::string& key);
   // Every child of the DriverDeployment `owner` (by its owner label): it is gone.
@@ -53,7 +63,7 @@ private:
   // `desired` as applied to `object` (a write's result, or a cached child's head), whose
   // content is known or not yet.
   void record(const api::Json& desired, const api::Json& object,
-              std::optional<std::uint64_t> content);
+              std::optional<std::uint64_t> content, std::vector<std::string> warnings);
 
   struct Applied {
     std::string owner; // the DriverDeployment's name
@@ -62,6 +72,7 @@ private:
     std::string uid;
     std::int64_t generation = 0;
     std::optional<std::uint64_t> content; // CachedChild::content of that version, once seen
+    std::vector<std::string> warnings;    // of that write
   };
   std::map<std::string, Applied> applied_; // by "Kind ns/name"
 };

@@ -349,7 +349,7 @@ private:
   // request's error.
   boost::asio::awaitable<kube::Attempt<api::Json>>
   takeOwnershipAndApply(const kube::ResourceRef& ref, const api::Json& desired,
-                        const api::Json& live);
+                        const api::Json& live, kube::Warnings* warnings);
   boost::asio::awaitable<std::optional<ErrorLine>>
   recreateStorageClass(const kube::ResourceRef& ref, const api::Json& desired, std::string oldUid);
   // status_step.cpp: the workloads' and registration's part of the status.

@@ -23,6 +23,7 @@ inline constexpr const char* kDeletionBlocked = "DeletionBlocked";
 inline constexpr const char* kRolloutFailed = "RolloutFailed";
 inline constexpr const char* kOperatorUpdateHeld = "OperatorUpdateHeld";
 inline constexpr const char* kVolumesFailing = "VolumesFailing";
+inline constexpr const char* kApiWarnings = "APIWarnings";
 } // namespace condition
 
 // What a reconcile found.
@@ -33,6 +34,9 @@ struct Observed {
   std::optional<std::string> conflictWith;
   // Errors applying children (one line each); empty when all applied.
   std::vector<std::string> applyErrors;
+  // What the API server warned of when it took the children's last writes ("Kind ns/name:
+  // text": a field it dropped or did not know, a deprecated API): the APIWarnings condition.
+  std::vector<std::string> apiWarnings;
   // The node DaemonSet's status (absent: not created yet).
   struct Workload {
     bool observedCurrent = false; // status.observedGeneration == metadata.generation

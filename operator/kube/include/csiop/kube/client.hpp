@@ -50,11 +50,23 @@ namespace csiop::kube {
 using RequestObserver = std::function<void(std::string_view verb, std::string_view resource,
                                            int httpCode, std::chrono::nanoseconds duration)>;
 
+// Told of each warning the API server answers a request with (warning_header.hpp): the verb,
+// the resource (plural), the object's namespace and name as the request named them ("" where
+// it named none) and the warning's text. Not for watches, whose warnings come once per stream.
+using WarningObserver =
+    std::function<void(std::string_view verb, std::string_view resource, std::string_view ns,
+                       std::string_view name, std::string_view text)>;
+
 struct ClientOptions {
   std::string fieldManager = "csi-operator";
   HttpOptions http = {};
   RequestObserver observer = {};
+  WarningObserver warnings = {};
 };
+
+// Where a write's caller wants that request's warnings too (appended; the observer hears them
+// either way). A pointer, so that the options stay trivially copyable (see above).
+using Warnings = std::vector<std::string>;
 
 struct GetOptions {
   std::string_view resourceVersion = {}; // "" : most recent; "0": any (may be served from cache)
@@ -91,6 +103,7 @@ struct CreateOptions {
   bool dryRun = false;
   std::string_view fieldManager = {};    // "" : the client's
   std::string_view fieldValidation = {}; // "", "Ignore", "Warn", "Strict"
+  Warnings* warnings = nullptr;          // this request's warnings are appended here too
 };
 
 struct ApplyOptions {
@@ -99,6 +112,7 @@ struct ApplyOptions {
   std::string_view fieldManager = {};
   std::string_view fieldValidation = {};
   std::string_view subresource = {}; // e.g. "status"
+  Warnings* warnings = nullptr;      // this request's warnings are appended here too
 };
 
 enum class PatchType {
@@ -112,6 +126,7 @@ struct PatchOptions {
   std::string_view fieldManager = {};
   std::string_view fieldValidation = {};
   std::string_view subresource = {};
+  Warnings* warnings = nullptr; // this request's warnings are appended here too
 };
 
 struct UpdateOptions {
@@ -119,6 +134,7 @@ struct UpdateOptions {
   std::string_view fieldManager = {};
   std::string_view fieldValidation = {};
   std::string_view subresource = {}; // e.g. "status"
+  Warnings* warnings = nullptr;      // this request's warnings are appended here too
 };
 
 enum class Propagation { Default, Background, Foreground, Orphan };
@@ -159,6 +175,13 @@ struct VersionInfo {
   std::string gitCommit = {};
   std::string platform = {};
   Json raw = {};
+};
+
+// The object a request is about, for its warnings: namespace, name, and the caller's list.
+struct RequestTarget {
+  std::string_view ns = {};
+  std::string_view name = {};
+  Warnings* warnings = nullptr;
 };
 
 class Client {
@@ -220,7 +243,10 @@ public:
 private:
   // The response's JSON; `fields`: only what that mask names (field_mask.hpp).
   boost::asio::awaitable<Json> call(std::string_view verb, std::string_view resource,
-                                    HttpRequest request, const FieldMask* fields = nullptr);
+                                    HttpRequest request, const FieldMask* fields = nullptr,
+                                    RequestTarget target = {});
+  void warn(std::string_view verb, std::string_view resource, const RequestTarget& target,
+            const std::vector<std::string>& warnings) const;
   std::string_view manager(std::string_view requested) const;
   void observe(std::string_view verb, std::string_view resource, int code,
                std::chrono::steady_clock::time_point start) const;

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -47,7 +48,8 @@ struct HttpResponse {
   int status = 0;
   std::string body = {};
   std::string contentType = {};
-  std::string retryAfter = {}; // raw Retry-After header
+  std::string retryAfter = {};            // raw Retry-After header
+  std::vector<std::string> warnings = {}; // each Warning header's text (warning_header.hpp)
 };
 
 struct HttpOptions {

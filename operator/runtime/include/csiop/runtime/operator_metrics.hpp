@@ -43,6 +43,10 @@ public:
   // csiop_api_mutating_requests_total{resource} (the plural, "daemonsets"), which is flat at
   // steady state.
   void observeApiRequest(std::string_view verb, std::string_view resource, int httpStatus);
+  // csiop_api_warnings_total{resource}: the warnings the API server answered requests with (a
+  // field it dropped or did not know, a deprecated API, a value it took but doubts), by the
+  // resource (plural) of the request; flat while the operator writes what the server expects.
+  void observeApiWarning(std::string_view resource);
   // csiop_workqueue_depth: WorkQueue::len().
   void setWorkqueueDepth(std::size_t keys);
   // csiop_driverdeployments: DriverDeployments in the informer cache.
