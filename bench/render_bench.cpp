@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include <csiop/api/codec.hpp>
+#include <csiop/api/embedded_fields.hpp>
 #include <csiop/api/load.hpp>
 #include <csiop/api/yaml.hpp>
 #include <csiop/render/render.hpp>
@@ -30,15 +31,28 @@ void BM_LoadYaml(benchmark::State& state) {
 }
 BENCHMARK(BM_LoadYaml);
 
-// What the reconciler does: the object arrives as JSON from the API server.
-void BM_LoadJson(benchmark::State& state) {
-  const Json doc = csiop::api::parseYaml(example("hostpath.yaml")).at(0);
+// What the reconciler does: the object arrives as JSON from the API server. Also for the largest
+// example (ceph-rbd: many embedded Kubernetes objects, each checked against Kubernetes' schema).
+void BM_LoadJson(benchmark::State& state, const char* name) {
+  const Json doc = csiop::api::parseYaml(example(name)).at(0);
   for (auto _ : state) {
     auto loaded = csiop::api::loadDriverDeployment(doc);
     benchmark::DoNotOptimize(loaded);
   }
 }
-BENCHMARK(BM_LoadJson);
+BENCHMARK_CAPTURE(BM_LoadJson, hostpath, "hostpath.yaml");
+BENCHMARK_CAPTURE(BM_LoadJson, ceph_rbd, "ceph-rbd.yaml");
+
+// The embedded objects' check alone (part of each load above).
+void BM_CheckEmbeddedFields(benchmark::State& state, const char* name) {
+  const Json doc = csiop::api::parseYaml(example(name)).at(0);
+  for (auto _ : state) {
+    auto found = csiop::api::checkEmbeddedFields(doc, csiop::api::embeddedKubeSchema());
+    benchmark::DoNotOptimize(found);
+  }
+}
+BENCHMARK_CAPTURE(BM_CheckEmbeddedFields, hostpath, "hostpath.yaml");
+BENCHMARK_CAPTURE(BM_CheckEmbeddedFields, ceph_rbd, "ceph-rbd.yaml");
 
 void BM_Render(benchmark::State& state) {
   const auto dd = csiop::api::loadDriverDeployments(example("hostpath.yaml")).objects.at(0);

@@ -1,6 +1,7 @@
 #include <csiop/api/load.hpp>
 
 #include <csiop/api/codec.hpp>
+#include <csiop/api/embedded_fields.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/validation.hpp>
 #include <csiop/api/yaml.hpp>
@@ -12,6 +13,17 @@ namespace {
 
 // Enough to show what is wrong without a line per string of a hostile document.
 constexpr std::size_t kMaxUtf8Errors = 10;
+
+// Whether `field` is one of the fields of `errors` or lies inside one.
+bool within(const std::string& field, const ErrorList& errors) {
+  for (const auto& e : errors) {
+    if (field == e.field || (field.starts_with(e.field) &&
+                             (field[e.field.size()] == '.' || field[e.field.size()] == '['))) {
+      return true;
+    }
+  }
+  return false;
+}
 
 void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, const Check& check,
              Loaded& out) {
@@ -42,13 +54,26 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, c
     return;
   }
   const std::size_t errorsBefore = out.errors.size();
-  Decoded decoded = decode(doc);
+  // The embedded Kubernetes objects, as the API server will read them from the children; unknown
+  // fields in them are pruned as it prunes them (unless they are errors).
+  SchemaFindings embedded = checkEmbeddedFields(doc, embeddedKubeSchema());
+  Json pruned;
+  if (!embedded.unknownAt.empty() && unknown != UnknownFields::Strict) {
+    pruned = doc;
+    for (auto it = embedded.unknownAt.rbegin(); it != embedded.unknownAt.rend(); ++it) {
+      pruned.at(it->parent_pointer()).erase(it->back());
+    }
+  }
+  Decoded decoded = decode(pruned.is_null() ? doc : pruned);
   const std::string name = decoded.object.name();
   const std::string label = prefix + "DriverDeployment \"" + name + "\": ";
   for (const auto& e : decoded.errors) {
     out.errors.push_back(label + e.message());
   }
-  for (const auto& f : decoded.unknownFields) {
+  std::vector<std::string> unknownFields = std::move(decoded.unknownFields);
+  unknownFields.insert(unknownFields.end(), embedded.unknownFields.begin(),
+                       embedded.unknownFields.end());
+  for (const auto& f : unknownFields) {
     if (unknown == UnknownFields::Strict) {
       out.errors.push_back(label + "unknown field \"" + f + "\"");
     } else if (unknown == UnknownFields::Warn) {
@@ -58,10 +83,19 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, c
   if (!decoded.errors.empty()) {
     return; // fields with the wrong type were left unset; validating would mislead
   }
+  for (const auto& e : embedded.errors) {
+    out.errors.push_back(label + e.message());
+  }
+  if (embedded.omitted > 0) {
+    out.errors.push_back(label + "and " + std::to_string(embedded.omitted) +
+                         " more problems in embedded Kubernetes objects");
+  }
   Validation v = validate(decoded.object);
   if (v.ok() && check) {
     v.errors = check(decoded.object);
   }
+  // A field the schema check found wrong is reported once, in Kubernetes' words.
+  std::erase_if(v.errors, [&](const FieldError& e) { return within(e.field, embedded.errors); });
   for (const auto& e : v.errors) {
     out.errors.push_back(label + e.message());
   }

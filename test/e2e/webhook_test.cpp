@@ -162,6 +162,43 @@ spec:
   EXPECT_NE(r.err.find("Warning: spec.node.priorityClassName is empty"), std::string::npos) << r;
 }
 
+// A misspelled field in an embedded securityContext: the API server keeps it in the
+// DriverDeployment (the CRD preserves the subtree), so the webhook answers for it as kubectl
+// asked: refused at its path under kubectl's default (--validate=strict sends fieldValidation
+// Strict), admitted with a warning under --validate=warn. A value of the wrong type is refused
+// either way.
+TEST_F(Webhook, EmbeddedFieldsAreAnsweredAsKubectlAsked) {
+  const std::string dd = labelled(R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: typo
+spec:
+  driverName: typo.csi.example.com
+  driver:
+    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
+    securityContext: {privileged: true, allowPrivilegeEscalaton: true}
+)");
+  EXPECT_TRUE(deniedWith(dd, "admission webhook \"validate.csiop.dev\" denied the request: "
+                             "DriverDeployment \"typo\" is invalid: unknown field "
+                             "\"spec.driver.securityContext.allowPrivilegeEscalaton\""));
+  const auto warned = kubectl({"apply", "--dry-run=server", "--validate=warn", "-f", "-"}, dd);
+  ASSERT_TRUE(warned.ok()) << warned;
+  EXPECT_NE(warned.err.find("Warning: unknown field "
+                            "\"spec.driver.securityContext.allowPrivilegeEscalaton\" (ignored)"),
+            std::string::npos)
+      << warned;
+  std::string wrongType = dd;
+  wrongType.replace(wrongType.find("allowPrivilegeEscalaton: true"), 29,
+                    "capabilities: {add: SYS_ADMIN}");
+  const auto refused =
+      kubectl({"apply", "--dry-run=server", "--validate=warn", "-f", "-"}, wrongType);
+  EXPECT_FALSE(refused.ok()) << refused;
+  EXPECT_NE(refused.err.find("spec.driver.securityContext.capabilities.add: Invalid value: "
+                             "\"SYS_ADMIN\""),
+            std::string::npos)
+      << refused;
+}
+
 TEST_F(Webhook, ChangingTheDriverNameIsRejected) {
   const auto r = kubectl({"patch", "dd", "hostpath", "--type=merge", "-p",
                           R"({"spec": {"driverName": "renamed.csi.k8s.io"}})"});

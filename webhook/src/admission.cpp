@@ -93,6 +93,18 @@ bool specChanged(const Json& request) {
              member(member(old, "metadata"), "annotations");
 }
 
+// Unknown fields in the embedded Kubernetes objects (the API server keeps them in a
+// DriverDeployment, where the CRD preserves them) answered the way the writer asked for its own
+// fields: fieldValidation Strict (kubectl's default) refuses them, Ignore says nothing, and Warn
+// (the API server's default) warns.
+api::UnknownFields unknownFieldsAsAsked(const Json& request) {
+  const std::string asked = stringField(member(request, "options"), "fieldValidation");
+  if (asked == "Strict") {
+    return api::UnknownFields::Strict;
+  }
+  return asked == "Ignore" ? api::UnknownFields::Ignore : api::UnknownFields::Warn;
+}
+
 // "" when every namespaced object of `rendered` is in one of `allowed` (or `allowed` is empty),
 // else the denial's message naming the first that is not.
 std::string outsideDriverNamespaces(const std::vector<Json>& rendered,
@@ -180,11 +192,13 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
   }
 
   Decision allowed;
-  const api::Loaded loaded = api::loadDriverDeployment(object, api::UnknownFields::Ignore,
-                                                       render::admissionCheck(cluster.objectKinds));
+  const bool changed = specChanged(request);
+  const api::Loaded loaded = api::loadDriverDeployment(
+      object, changed ? unknownFieldsAsAsked(request) : api::UnknownFields::Ignore,
+      render::admissionCheck(cluster.objectKinds));
   // The spec's warnings go to whoever changes the spec; a write that leaves it as it was (the
   // operator's finalizer, a label) would only repeat them.
-  if (specChanged(request)) {
+  if (changed) {
     for (const auto& w : loaded.warnings) {
       allowed.warnings.push_back(withoutObjectPrefix(w));
     }

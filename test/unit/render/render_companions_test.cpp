@@ -49,7 +49,12 @@ spec:
   - apiVersion: apps/v1
     kind: Deployment
     metadata: {name: dashboard, labels: {app: dashboard}, annotations: {a: b}}
-    spec: {replicas: 1, selector: {matchLabels: {app: dashboard}}}
+    spec:
+      replicas: 1
+      selector: {matchLabels: {app: dashboard}}
+      template:
+        metadata: {labels: {app: dashboard}}
+        spec: {containers: [{name: dashboard, image: example.com/dashboard:v1}]}
   requiredAPIs: [secrets-store.csi.x-k8s.io/v1/secretproviderclasses]
 )";
 
@@ -126,7 +131,10 @@ TEST(RenderCompanions, ObjectsGoIntoTheDriversNamespaceOwned) {
   EXPECT_EQ((*d)["metadata"]["labels"]["app"], "dashboard");
   EXPECT_EQ((*d)["metadata"]["annotations"], (Json{{"a", "b"}}));
   EXPECT_EQ((*d)["spec"],
-            Json::parse(R"({"replicas":1,"selector":{"matchLabels":{"app":"dashboard"}}})"));
+            Json::parse(R"({"replicas":1,"selector":{"matchLabels":{"app":"dashboard"}},
+                            "template":{"metadata":{"labels":{"app":"dashboard"}},
+                                        "spec":{"containers":[{"name":"dashboard",
+                                                "image":"example.com/dashboard:v1"}]}}})"));
   // After every object of the operator's own.
   EXPECT_EQ(objs.back()["metadata"]["name"], "dashboard");
 }

@@ -264,6 +264,45 @@ TEST_F(Admission, TheSpecsWarningsComeWithChangesOfTheSpecOnly) {
   EXPECT_EQ(decideOn(request("UPDATE", changed, finalized)).warnings, created.warnings);
 }
 
+// An unknown field inside an embedded Kubernetes object (kept by the API server, which the CRD
+// tells to preserve it) is answered as the writer asked for its own fields: Strict (kubectl's
+// default) refuses it at its path, Warn (the API server's default, and no options) warns,
+// Ignore says nothing. A write that leaves the spec as it was is not refused for it.
+TEST_F(Admission, UnknownEmbeddedFieldsAreAnsweredAsTheWriterAsked) {
+  Json dd = example("hostpath.yaml");
+  dd["spec"]["driver"]["securityContext"] = {{"privileged", true},
+                                             {"allowPrivilegeEscalaton", true}};
+  const std::string field = "spec.driver.securityContext.allowPrivilegeEscalaton";
+  const auto asked = [&](const char* validation) {
+    Json r = request("CREATE", dd);
+    if (validation != nullptr) {
+      r["options"] = {{"fieldValidation", validation}};
+    }
+    return decideOn(r);
+  };
+  const Decision strict = asked("Strict");
+  EXPECT_FALSE(strict.allowed);
+  EXPECT_EQ(strict.code, 422);
+  EXPECT_EQ(strict.message,
+            "DriverDeployment \"hostpath\" is invalid: unknown field \"" + field + "\"");
+  for (const char* validation : {"Warn", static_cast<const char*>(nullptr)}) {
+    const Decision warned = asked(validation);
+    EXPECT_TRUE(warned.allowed) << warned.message;
+    EXPECT_EQ(warned.warnings,
+              std::vector<std::string>{"unknown field \"" + field + "\" (ignored)"});
+  }
+  const Decision ignored = asked("Ignore");
+  EXPECT_TRUE(ignored.allowed) << ignored.message;
+  EXPECT_TRUE(ignored.warnings.empty());
+
+  cluster.driverDeployments["hostpath"] = "hostpath.csi.k8s.io";
+  Json labelled = dd;
+  labelled["metadata"]["labels"] = {{"team", "storage"}};
+  Json update = request("UPDATE", labelled, dd);
+  update["options"] = {{"fieldValidation", "Strict"}};
+  EXPECT_TRUE(decideOn(update).allowed);
+}
+
 TEST_F(Admission, OtherKindsAndOperationsAreRefused) {
   Json r = request("CREATE", example("hostpath.yaml"));
   r["kind"] = {{"group", ""}, {"version", "v1"}, {"kind", "ConfigMap"}};
