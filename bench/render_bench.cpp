@@ -1,8 +1,10 @@
 // Throughput of the pure pipeline the operator runs on every reconcile:
 // parse + decode + validate a DriverDeployment, render it, and serialise the
-// result. Run: build/bench/render_bench (figures: docs/explanation/performance.md).
+// result; and the webhook's pure answer to a review. Run: build/bench/render_bench (figures:
+// docs/explanation/performance.md).
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 
@@ -11,6 +13,7 @@
 #include <csiop/api/load.hpp>
 #include <csiop/api/yaml.hpp>
 #include <csiop/render/render.hpp>
+#include <csiop/webhook/admission.hpp>
 
 namespace {
 
@@ -53,6 +56,33 @@ void BM_CheckEmbeddedFields(benchmark::State& state, const char* name) {
 }
 BENCHMARK_CAPTURE(BM_CheckEmbeddedFields, hostpath, "hostpath.yaml");
 BENCHMARK_CAPTURE(BM_CheckEmbeddedFields, ceph_rbd, "ceph-rbd.yaml");
+
+// The webhook's answer to one review of a new DriverDeployment (no author check): the load
+// above, then the decision.
+void BM_Review(benchmark::State& state) {
+  const Json dd = csiop::api::parseYaml(example("hostpath.yaml")).at(0);
+  csiop::webhook::ClusterView cluster;
+  csiop::webhook::Reservations reservations([] { return std::chrono::steady_clock::now(); });
+  int n = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Json review = {
+        {"apiVersion", "admission.k8s.io/v1"},
+        {"kind", "AdmissionReview"},
+        {"request",
+         {{"uid", "review-" + std::to_string(++n)},
+          {"kind", {{"group", "csiop.dev"}, {"version", "v1alpha1"}, {"kind", "DriverDeployment"}}},
+          {"operation", "CREATE"},
+          {"dryRun", true},
+          {"userInfo", {{"username", "kubernetes-admin"}}},
+          {"object", dd}}}};
+    const std::string body = review.dump();
+    state.ResumeTiming();
+    auto result = csiop::webhook::review(body, cluster, reservations);
+    benchmark::DoNotOptimize(result);
+  }
+}
+BENCHMARK(BM_Review);
 
 void BM_Render(benchmark::State& state) {
   const auto dd = csiop::api::loadDriverDeployments(example("hostpath.yaml")).objects.at(0);

@@ -27,97 +27,131 @@ std::string definitionOfKind(const std::string& apiVersion, const std::string& k
   return "io.k8s.api." + group.substr(0, group.find('.')) + "." + version + "." + kind;
 }
 
-// One embedded field as the check walks to it: its path, "[]" after a list of structs.
-struct Field {
-  std::vector<std::string> segments; // "spec", "storageClasses[]", "allowedTopologies"
+// The embedded fields as a tree of the DriverDeployment's fields that lead to them, so a
+// document is walked once: a node is a field, a list of structs (`list`), or an embedded field
+// (`definition`).
+struct FieldNode {
+  std::string key;
+  bool list = false;
   std::string definition;
+  std::vector<FieldNode> children;
 };
 
-void collect(const Json& tree, const std::string& parent, std::vector<std::string>& segments,
-             std::vector<Field>& out) {
+std::vector<FieldNode> collect(const Json& tree, const std::string& parent) {
+  std::vector<FieldNode> out;
   for (const auto& [key, sub] : tree.items()) {
+    FieldNode node{key, false, {}, {}};
     if (sub.is_object() && sub.contains("[]")) {
-      segments.push_back(key + "[]");
-      collect(sub["[]"], parent + (parent.empty() ? "" : ".") + key + "[]", segments, out);
-      segments.pop_back();
+      node.list = true;
+      node.children = collect(sub["[]"], parent + (parent.empty() ? "" : ".") + key + "[]");
     } else if (sub.is_object()) {
-      segments.push_back(key);
-      collect(sub, parent + (parent.empty() ? "" : ".") + key, segments, out);
-      segments.pop_back();
+      node.children = collect(sub, parent + (parent.empty() ? "" : ".") + key);
     } else if (sub == "json") {
-      if (std::string definition = embeddedDefinition(parent, key); !definition.empty()) {
-        segments.push_back(key);
-        out.push_back(Field{segments, std::move(definition)});
-        segments.pop_back();
-      }
+      node.definition = embeddedDefinition(parent, key);
+    }
+    if (!node.definition.empty() || !node.children.empty()) {
+      out.push_back(std::move(node));
     }
   }
+  return out;
 }
 
-const std::vector<Field>& fields() {
-  static const std::vector<Field> all = [] {
-    std::vector<Field> out;
-    std::vector<std::string> segments;
-    collect(fieldTree(), "", segments, out);
-    return out;
-  }();
+const std::vector<FieldNode>& fieldNodes() {
+  static const std::vector<FieldNode> all = collect(fieldTree(), "");
   return all;
 }
 
-void checkObjects(const Json& objects, const std::string& path, const Json::json_pointer& pointer,
-                  const KubeSchema& schema, SchemaFindings& out) {
-  if (!objects.is_array()) {
-    return; // the CRD's schema says it is a list
-  }
-  for (std::size_t i = 0; i < objects.size(); ++i) {
-    const std::string definition =
-        definitionOfKind(stringField(objects[i], "apiVersion"), stringField(objects[i], "kind"));
-    // Kinds an admin added (a custom resource) have no schema here; the API server checks them.
-    if (objects[i].is_object() && schema.has(definition)) {
-      schema.check(objects[i], definition, path + "[" + std::to_string(i) + "]", pointer / i, false,
-                   out);
+void definitionsUnder(const std::vector<FieldNode>& nodes, std::set<std::string>& out) {
+  for (const auto& node : nodes) {
+    if (node.definition == kControllerStrategy) {
+      out.insert("io.k8s.api.apps.v1.DeploymentStrategy");
+      out.insert("io.k8s.api.apps.v1.StatefulSetUpdateStrategy");
+    } else if (!node.definition.empty() && node.definition != kObjects) {
+      out.insert(node.definition.substr(0, node.definition.find('/')));
     }
+    definitionsUnder(node.children, out);
   }
 }
 
-void checkAt(const Json& value, const Field& field, std::size_t segment, const std::string& path,
-             const Json::json_pointer& pointer, const Json& document, const KubeSchema& schema,
-             SchemaFindings& out) {
-  const std::string& name = field.segments[segment];
-  const bool list = name.ends_with("[]");
-  const std::string key = list ? name.substr(0, name.size() - 2) : name;
-  const Json& next = member(value, key);
-  if (next.is_null()) {
-    return;
+// The walk of one document: the path and the pointer's tokens of where it is.
+struct DocumentWalk {
+  const Json& document;
+  const KubeSchema& schema;
+  SchemaFindings& out;
+  std::string path;
+  std::vector<std::string> tokens;
+
+  [[nodiscard]] Json::json_pointer pointer() const {
+    Json::json_pointer p;
+    for (const auto& token : tokens) {
+      p /= token;
+    }
+    return p;
   }
-  const std::string nextPath = path.empty() ? key : path + "." + key;
-  if (segment + 1 == field.segments.size()) {
-    if (field.definition == kObjects) {
-      checkObjects(next, nextPath, pointer / key, schema, out);
+
+  void enter(const std::string& text, std::string token) {
+    path += text;
+    tokens.push_back(std::move(token));
+  }
+  void leave(std::size_t length) {
+    path.resize(length);
+    tokens.pop_back();
+  }
+
+  void fields(const Json& value, const std::vector<FieldNode>& nodes) {
+    for (const auto& node : nodes) {
+      const Json& next = member(value, node.key);
+      if (next.is_null()) {
+        continue;
+      }
+      const std::size_t length = path.size();
+      enter(path.empty() ? node.key : "." + node.key, node.key);
+      if (!node.definition.empty()) {
+        embedded(next, node);
+      } else if (!node.list) {
+        fields(next, node.children);
+      } else if (next.is_array()) { // else the codec reports it
+        for (std::size_t i = 0; i < next.size(); ++i) {
+          const std::size_t itemLength = path.size();
+          enter("[" + std::to_string(i) + "]", std::to_string(i));
+          fields(next[i], node.children);
+          leave(itemLength);
+        }
+      }
+      leave(length);
+    }
+  }
+
+  void embedded(const Json& value, const FieldNode& node) {
+    if (node.definition == kObjects) {
+      objects(value);
       return;
     }
-    std::string definition = field.definition;
+    std::string definition = node.definition;
     if (definition == kControllerStrategy) {
       definition =
           stringField(member(member(document, "spec"), "controller"), "kind") == "StatefulSet"
               ? "io.k8s.api.apps.v1.StatefulSetUpdateStrategy"
               : "io.k8s.api.apps.v1.DeploymentStrategy";
     }
-    schema.check(next, definition, nextPath, pointer / key, key == "podTemplatePatch", out);
-    return;
+    schema.check(value, definition, path, pointer(), node.key == "podTemplatePatch", out);
   }
-  if (!list) {
-    checkAt(next, field, segment + 1, nextPath, pointer / key, document, schema, out);
-    return;
+
+  void objects(const Json& list) {
+    if (!list.is_array()) {
+      return; // the CRD's schema says it is a list
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string definition =
+          definitionOfKind(stringField(list[i], "apiVersion"), stringField(list[i], "kind"));
+      // Kinds an admin added (a custom resource) have no schema here; the API server checks them.
+      if (list[i].is_object() && schema.has(definition)) {
+        schema.check(list[i], definition, path + "[" + std::to_string(i) + "]", pointer() / i,
+                     false, out);
+      }
+    }
   }
-  if (!next.is_array()) {
-    return; // the codec reports it
-  }
-  for (std::size_t i = 0; i < next.size(); ++i) {
-    checkAt(next[i], field, segment + 1, nextPath + "[" + std::to_string(i) + "]",
-            pointer / key / i, document, schema, out);
-  }
-}
+};
 
 } // namespace
 
@@ -192,14 +226,7 @@ std::string embeddedDefinition(const std::string& parent, const std::string& lea
 
 std::vector<std::string> embeddedDefinitionRoots() {
   std::set<std::string> roots;
-  for (const auto& field : fields()) {
-    if (field.definition == kControllerStrategy) {
-      roots.insert("io.k8s.api.apps.v1.DeploymentStrategy");
-      roots.insert("io.k8s.api.apps.v1.StatefulSetUpdateStrategy");
-    } else if (field.definition != kObjects) {
-      roots.insert(field.definition.substr(0, field.definition.find('/')));
-    }
-  }
+  definitionsUnder(fieldNodes(), roots);
   for (const auto& kind : builtinObjectKinds()) {
     roots.insert(definitionOfKind(kind.apiVersion, kind.kind));
   }
@@ -208,11 +235,8 @@ std::vector<std::string> embeddedDefinitionRoots() {
 
 SchemaFindings checkEmbeddedFields(const Json& document, const KubeSchema& schema) {
   SchemaFindings out;
-  if (!document.is_object()) {
-    return out;
-  }
-  for (const auto& field : fields()) {
-    checkAt(document, field, 0, "", Json::json_pointer(), document, schema, out);
+  if (document.is_object()) {
+    DocumentWalk{document, schema, out, {}, {}}.fields(document, fieldNodes());
   }
   return out;
 }

@@ -91,20 +91,48 @@ std::string typeName(const Json& j) {
   return j.type_name();
 }
 
-std::string at(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
-std::string itemAt(const std::string& path, std::size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
 } // namespace
 
+// One check's walk. The field path and the pointer's tokens grow and shrink as it descends
+// (a pointer is built only for an unknown field), so a value costs no allocation of its own.
 struct KubeSchema::Walk {
   const KubeSchema& schema;
   bool patch;
   SchemaFindings& out;
+  const Json::json_pointer& base;
+  std::string path;
+  std::vector<std::string> tokens;
+
+  // Appends `.key` (or `[key]` for a map's key, `[i]` for an item) for the life of a scope.
+  class Step {
+  public:
+    Step(Walk& walk, std::string_view text, std::string token)
+        : walk_(walk), length_(walk.path.size()) {
+      walk_.path += text;
+      walk_.tokens.push_back(std::move(token));
+    }
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
+    ~Step() {
+      walk_.path.resize(length_);
+      walk_.tokens.pop_back();
+    }
+
+  private:
+    Walk& walk_;
+    std::size_t length_;
+  };
+
+  Step field(std::string_view key) {
+    return Step(*this, path.empty() ? std::string(key) : "." + std::string(key), std::string(key));
+  }
+  Step mapKey(std::string_view key) {
+    return Step(*this, "[" + std::string(key) + "]", std::string(key));
+  }
+  Step item(std::size_t i) {
+    const std::string index = std::to_string(i);
+    return Step(*this, "[" + index + "]", index);
+  }
 
   void error(FieldError e) {
     if (out.errors.size() >= kMaxErrors) {
@@ -114,14 +142,13 @@ struct KubeSchema::Walk {
     out.errors.push_back(std::move(e));
   }
 
-  void typeError(const Json& value, const std::string& path, std::string_view want) {
+  void typeError(const Json& value, std::string_view want) {
     error(invalid(path, value,
                   path + " in body must be of type " + std::string(want) + ": \"" +
                       typeName(value) + "\""));
   }
 
-  void visit(const Json& value, std::uint32_t index, const std::string& path,
-             const Json::json_pointer& pointer) {
+  void visit(const Json& value, std::uint32_t index) {
     // An explicit null decodes as the field's zero value (in a patch: deletes it).
     if (value.is_null()) {
       return;
@@ -131,55 +158,55 @@ struct KubeSchema::Walk {
     case Type::Any:
       return;
     case Type::Object:
-      object(value, node, path, pointer);
+      object(value, node);
       return;
     case Type::Array:
-      array(value, node, path, pointer);
+      array(value, node);
       return;
     case Type::String:
       if (!value.is_string()) {
-        typeError(value, path, "string");
+        typeError(value, "string");
       } else if (!node.enumValues.empty() &&
                  std::find(node.enumValues.begin(), node.enumValues.end(),
-                           value.get<std::string>()) == node.enumValues.end()) {
+                           value.get_ref<const std::string&>()) == node.enumValues.end()) {
         error(unsupported(path, value, node.enumValues));
       }
       return;
     case Type::Integer:
-      integer(value, node, path);
+      integer(value, node);
       return;
     case Type::Number:
       if (!value.is_number()) {
-        typeError(value, path, "number");
+        typeError(value, "number");
       }
       return;
     case Type::Boolean:
       if (!value.is_boolean()) {
-        typeError(value, path, "boolean");
+        typeError(value, "boolean");
       }
       return;
     case Type::IntOrString:
       if (!value.is_string() && !value.is_number_integer()) {
-        typeError(value, path, "integer or string");
+        typeError(value, "integer or string");
       }
       return;
     case Type::Quantity:
       if (value.is_string()) {
-        if (!formats::isQuantity(value.get<std::string>())) {
+        if (!formats::isQuantity(value.get_ref<const std::string&>())) {
           error(invalid(path, value,
                         "quantities must match the regular expression "
                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"));
         }
       } else if (!value.is_number()) {
-        typeError(value, path, "string or number");
+        typeError(value, "string or number");
       }
       return;
     }
   }
 
-  void integer(const Json& value, const Node& node, const std::string& path) {
+  void integer(const Json& value, const Node& node) {
     if (!value.is_number_integer()) {
-      typeError(value, path, "integer");
+      typeError(value, "integer");
       return;
     }
     if (value.is_number_unsigned()) {
@@ -195,16 +222,16 @@ struct KubeSchema::Walk {
     }
   }
 
-  void object(const Json& value, const Node& node, const std::string& path,
-              const Json::json_pointer& pointer) {
+  void object(const Json& value, const Node& node) {
     if (!value.is_object()) {
-      typeError(value, path, "object");
+      typeError(value, "object");
       return;
     }
     if (node.properties.empty()) {
       if (node.additional != kNone) {
         for (const auto& [key, v] : value.items()) {
-          visit(v, node.additional, path + "[" + key + "]", pointer / key); // a map's key
+          const Step step = mapKey(key);
+          visit(v, node.additional);
         }
       }
       return; // an object of any fields (FieldsV1)
@@ -213,12 +240,17 @@ struct KubeSchema::Walk {
       if (patch && key.starts_with("$")) {
         continue; // $patch, $retainKeys, $setElementOrder/..., $deleteFromPrimitiveList/...
       }
+      const Step step = field(key);
       if (const auto it = node.properties.find(key); it != node.properties.end()) {
-        visit(v, it->second, at(path, key), pointer / key);
+        visit(v, it->second);
       } else {
         // Every one, however many: each is pruned.
-        out.unknownFields.push_back(at(path, key));
-        out.unknownAt.push_back(pointer / key);
+        out.unknownFields.push_back(path);
+        Json::json_pointer at = base;
+        for (const auto& token : tokens) {
+          at /= token;
+        }
+        out.unknownAt.push_back(std::move(at));
       }
     }
     if (patch) {
@@ -226,48 +258,56 @@ struct KubeSchema::Walk {
     }
     for (const auto& name : node.required) {
       if (member(value, name).is_null()) {
-        error(required(at(path, name)));
+        const Step step = field(name);
+        error(required(path));
       }
     }
   }
 
-  void array(const Json& value, const Node& node, const std::string& path,
-             const Json::json_pointer& pointer) {
+  // What the API server's server-side apply refuses: two items with one key. "" when the list
+  // has no keys (or the item is not an object).
+  static std::string listKey(const Json& item, const Node& node) {
+    if (node.listSet) {
+      return item.dump();
+    }
+    std::string key;
+    if (item.is_object()) {
+      for (const auto& k : node.listMapKeys) {
+        key += member(item, k).dump() + "\n";
+      }
+    }
+    return key;
+  }
+
+  void array(const Json& value, const Node& node) {
     if (!value.is_array()) {
-      typeError(value, path, "array");
+      typeError(value, "array");
       return;
     }
+    const bool keyed = !patch && (node.listSet || !node.listMapKeys.empty());
     std::set<std::string> seen;
     for (std::size_t i = 0; i < value.size(); ++i) {
+      const Step step = item(i);
       if (node.items != kNone) {
-        visit(value[i], node.items, itemAt(path, i), pointer / i);
+        visit(value[i], node.items);
       }
-      if (patch) {
+      if (!keyed) {
         continue; // a patch's list holds directives as well as items
       }
-      // What the API server's server-side apply refuses: two items with one key.
-      std::string key;
-      if (!node.listMapKeys.empty() && value[i].is_object()) {
-        Json keys = Json::object();
-        for (const auto& k : node.listMapKeys) {
-          keys[k] = member(value[i], k);
-        }
-        key = keys.dump();
-      } else if (node.listSet) {
-        key = value[i].dump();
+      const std::string key = listKey(value[i], node);
+      if (key.empty() || seen.insert(key).second) {
+        continue;
       }
-      if (!key.empty() && !seen.insert(key).second) {
-        Json shown = value[i];
-        if (!node.listMapKeys.empty()) {
-          shown = Json::object();
-          for (const auto& k : node.listMapKeys) {
-            if (!member(value[i], k).is_null()) {
-              shown[k] = value[i][k];
-            }
+      Json shown = value[i];
+      if (!node.listMapKeys.empty()) {
+        shown = Json::object();
+        for (const auto& k : node.listMapKeys) {
+          if (!member(value[i], k).is_null()) {
+            shown[k] = value[i][k];
           }
         }
-        error(duplicate(itemAt(path, i), shown));
       }
+      error(duplicate(path, shown));
     }
   }
 };
@@ -285,7 +325,12 @@ std::uint32_t KubeSchema::definitionNode(const std::string& name, const Json& de
   nodes_.emplace_back();
   definitions_[name] = index;
   const std::uint32_t compiled = compile(schema, definitions);
-  nodes_[index] = nodes_[compiled];
+  if (compiled + 1 == nodes_.size() && compiled != index) {
+    nodes_[index] = std::move(nodes_.back()); // the definition's own node, pushed last
+    nodes_.pop_back();
+  } else {
+    nodes_[index] = nodes_[compiled]; // an alias of another definition
+  }
   return index;
 }
 
@@ -388,7 +433,8 @@ void KubeSchema::check(const Json& value, std::string_view definition, const std
   if (index == kNone) {
     throw std::invalid_argument("the schema has no definition " + std::string(definition));
   }
-  Walk{*this, patch, out}.visit(value, index, path, pointer);
+  Walk walk{*this, patch, out, pointer, path, {}};
+  walk.visit(value, index);
 }
 
 Json kubeSchemaSubset(const std::vector<Json>& documents, const std::vector<std::string>& roots,
