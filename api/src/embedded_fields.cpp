@@ -20,11 +20,9 @@ std::string core(const char* type) {
 // "io.k8s.api.apps.v1.Deployment" for apps/v1 Deployment: how the API server names the
 // definitions of its built-in kinds.
 std::string definitionOfKind(const std::string& apiVersion, const std::string& kind) {
-  const auto slash = apiVersion.find('/');
-  const std::string group = slash == std::string::npos ? "core" : apiVersion.substr(0, slash);
-  const std::string version =
-      slash == std::string::npos ? apiVersion : apiVersion.substr(slash + 1);
-  return "io.k8s.api." + group.substr(0, group.find('.')) + "." + version + "." + kind;
+  const ObjectKind object{apiVersion, kind, ""};
+  const std::string group = object.group().empty() ? "core" : object.group();
+  return "io.k8s.api." + group.substr(0, group.find('.')) + "." + object.version() + "." + kind;
 }
 
 // The embedded fields as a tree of the DriverDeployment's fields that lead to them, so a

@@ -3,6 +3,7 @@
 #include <set>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/api/server_version.hpp>
 #include <csiop/render/render.hpp>
 
 #include "containers.hpp"
@@ -217,9 +218,13 @@ api::ErrorList checkRendered(const api::DriverDeployment& object) {
   return errors;
 }
 
-api::Check admissionCheck(const std::vector<api::ObjectKind>& objectKinds) {
-  return [&objectKinds](const api::DriverDeployment& object) {
+api::Check admissionCheck(const std::vector<api::ObjectKind>& objectKinds,
+                          std::optional<int> serverMinor) {
+  return [&objectKinds, serverMinor](const api::DriverDeployment& object) {
     api::ErrorList errors = api::checkObjectKinds(object, objectKinds);
+    for (auto& error : api::checkServerVersion(object, serverMinor)) {
+      errors.push_back(std::move(error));
+    }
     for (auto& error : checkRendered(object)) {
       errors.push_back(std::move(error));
     }

@@ -32,14 +32,15 @@ cache_root() { printf '%s\n' "${CSIOP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}
 
 # Cache key: all pinned versions, readable, plus a short hash over the pinned
 # values (but PROMETHEUS_OPERATOR_VERSION and PROMETHEUS_VERSION: nothing of the control plane is
-# built from them), the
+# built from them; and OLDEST_K8S_VERSION, whose build is cached on its own: oldest_bin_dir), the
 # wrapper modules' go.mod/go.sum and the recipe revision, so any change to what
 # gets built yields a new key.
 cache_key() {
   local h
   h=$(
     {
-      grep -E '^[A-Z0-9_]+=' "${CLUSTER_DIR}/versions.env" | grep -Ev '^PROMETHEUS(_OPERATOR)?_VERSION='
+      grep -E '^[A-Z0-9_]+=' "${CLUSTER_DIR}/versions.env" \
+        | grep -Ev '^(PROMETHEUS(_OPERATOR)?|OLDEST_K8S)_VERSION='
       cat "${CLUSTER_DIR}/k8s/go.mod" "${CLUSTER_DIR}/k8s/go.sum" \
         "${CLUSTER_DIR}/etcd/go.mod" "${CLUSTER_DIR}/etcd/go.sum"
       echo "recipe=${CSIOP_BUILD_RECIPE}"
@@ -51,11 +52,29 @@ cache_key() {
 
 bin_dir() { printf '%s/bin/%s\n' "$(cache_root)" "$(cache_key)"; }
 
-# True if bin dir $1 holds a complete build (stamp written last, all binaries present).
+# The oldest claimed control plane (build-oldest): its own key, over OLDEST_K8S_VERSION, the
+# k8s-oldest wrapper module and the recipe.
+CSIOP_OLDEST_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler)
+oldest_bin_dir() {
+  local h
+  h=$(
+    {
+      echo "OLDEST_K8S_VERSION=${OLDEST_K8S_VERSION}"
+      cat "${CLUSTER_DIR}/k8s-oldest/go.mod" "${CLUSTER_DIR}/k8s-oldest/go.sum"
+      echo "recipe=${CSIOP_BUILD_RECIPE}"
+    } | sha256sum | cut -c1-10
+  )
+  printf '%s/bin/k8s-%s-oldest_%s\n' "$(cache_root)" "${OLDEST_K8S_VERSION}" "${h}"
+}
+
+# True if bin dir $1 holds a complete build (stamp written last, all binaries present): those
+# named after it, else CSIOP_BINARIES.
 bin_dir_complete() {
   local d=$1 b
+  shift
+  (($#)) || set -- "${CSIOP_BINARIES[@]}"
   [[ -f "${d}/.complete" ]] || return 1
-  for b in "${CSIOP_BINARIES[@]}"; do
+  for b in "$@"; do
     [[ -x "${d}/${b}" ]] || return 1
   done
 }
@@ -86,12 +105,13 @@ k8s_version_ldflags() {
 
 state_root() { printf '%s\n' "${CSIOP_STATE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/csi-operator-cluster}"; }
 
-# Parses the common --name option (and, for up, --nodes, --real-node, --apiserver-arg,
-# --controller-manager-arg and --scheduler-arg) into NAME/NODES/REAL_NODE and the
+# Parses the common --name option (and, for up, --nodes, --real-node, --k8s, --apiserver-arg,
+# --controller-manager-arg and --scheduler-arg) into NAME/NODES/REAL_NODE/K8S and the
 # *_EXTRA_ARGS arrays.
 NAME=csiop
 NODES=2
 REAL_NODE=""            # up only: also start a real node (containerd + kubelet + kube-proxy)
+K8S=current             # up only: the control plane's version, current (K8S_VERSION) or oldest
 APISERVER_EXTRA_ARGS=() # up only: extra kube-apiserver flags (e.g. --runtime-config=...)
 KCM_EXTRA_ARGS=()       # up only: extra kube-controller-manager flags (e.g. --kube-api-qps=500)
 SCHEDULER_EXTRA_ARGS=() # up only: extra kube-scheduler flags (e.g. --kube-api-qps=500)
@@ -120,6 +140,14 @@ parse_args() {
         [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
         # shellcheck disable=SC2034 # used by up
         REAL_NODE=1; shift ;;
+      --k8s | --k8s=*)
+        [[ ${allow_nodes} == yes ]] || die "unknown option: ${1%%=*}"
+        if [[ $1 == --k8s ]]; then
+          [[ $# -ge 2 ]] || die "--k8s needs a value"; K8S=$2; shift 2
+        else
+          K8S=${1#--k8s=}; shift
+        fi
+        [[ ${K8S} == current || ${K8S} == oldest ]] || die "--k8s must be current or oldest: ${K8S}" ;;
       --apiserver-arg | --controller-manager-arg | --scheduler-arg)
         [[ ${allow_nodes} == yes ]] || die "unknown option: $1"
         [[ $# -ge 2 ]] || die "$1 needs a value"; add_extra_arg "$1" "$2"; shift 2 ;;

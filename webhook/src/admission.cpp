@@ -195,7 +195,7 @@ Decision decide(const Json& request, const ClusterView& cluster, Reservations& r
   const bool changed = specChanged(request);
   const api::Loaded loaded = api::loadDriverDeployment(
       object, changed ? unknownFieldsAsAsked(request) : api::UnknownFields::Ignore,
-      render::admissionCheck(cluster.objectKinds));
+      render::admissionCheck(cluster.objectKinds, cluster.serverMinor));
   // The spec's warnings go to whoever changes the spec; a write that leaves it as it was (the
   // operator's finalizer, a label) would only repeat them.
   if (changed) {

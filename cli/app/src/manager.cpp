@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -87,7 +88,8 @@ struct Reconciling {
 };
 
 // The webhook's view of the cluster: the operator's own caches.
-webhook::ClusterView clusterView(Caches& caches, const std::vector<std::string>& driverNamespaces) {
+webhook::ClusterView clusterView(Caches& caches, const std::vector<std::string>& driverNamespaces,
+                                 std::optional<int> serverMinor) {
   return webhook::ClusterView{
       [&caches](const std::string& driverName) {
         std::vector<std::string> names;
@@ -101,7 +103,9 @@ webhook::ClusterView clusterView(Caches& caches, const std::vector<std::string>&
         return driverdeployment::describe(
             caches.volumesOf(driverName, driverdeployment::SmokeTestOwner{name, ns}));
       },
-      caches.objectKinds(), driverNamespaces};
+      caches.objectKinds(),
+      driverNamespaces,
+      serverMinor};
 }
 
 std::string podNamespace() {
@@ -215,6 +219,7 @@ private:
   runtime::OperatorMetrics& metrics_;
   runtime::WorkQueue queue_;
   std::unique_ptr<Reconciling> reconciling_; // once start-up (CRDs, discovery) is done
+  std::optional<int> serverMinor_; // the API server's minor version, once start-up read it
   std::unique_ptr<webhook::WebhookServer> admission_;
   // The long-lived coroutines (informers, workers, start-up, leader's work, drain): one that
   // ends with an unexpected exception fails both probes and ends the process.
@@ -362,8 +367,8 @@ std::unique_ptr<webhook::WebhookServer> Manager::makeWebhookServer() {
           .log = logWebhook,
           .observe = [this](std::string_view outcome,
                             double seconds) { metrics_.observeReview(outcome, seconds); }},
-      clusterView(reconciling_->caches, options_.driverNamespaces), kubeAuthority(client_),
-      [this] { return reconciling_->caches.synced(); });
+      clusterView(reconciling_->caches, options_.driverNamespaces, serverMinor_),
+      kubeAuthority(client_), [this] { return reconciling_->caches.synced(); });
 }
 
 asio::awaitable<void> Manager::startUp() {
@@ -377,6 +382,8 @@ asio::awaitable<void> Manager::startUp() {
                                                  options_.configPollPeriod, options_.objectKinds);
     reconciling_->reconciler.setSmokeImage(options_.smokeImage, options_.smokeImagePullPolicy);
     reconciling_->reconciler.setOperatorVersion(options_.operatorVersion);
+    serverMinor_ = co_await serverMinor(client_);
+    reconciling_->reconciler.setServerMinor(serverMinor_);
     if (options_.webhookPort > 0) {
       admission_ = makeWebhookServer();
       admission_->start();

@@ -10,6 +10,8 @@
 
 #include <csiop/api/yaml.hpp>
 #include <csiop/crds.hpp>
+#include <csiop/driverdeployment/csi_driver_decision.hpp>
+#include <csiop/kube/attempt.hpp>
 
 namespace csiop::app {
 
@@ -66,6 +68,23 @@ asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& cli
   }
   spdlog::info("using the legacy csi.storage.k8s.io/v1alpha1 CSIDriver API");
   co_return &legacy;
+}
+
+asio::awaitable<std::optional<int>> serverMinor(kube::Client& client) {
+  auto version = co_await kube::attempt(client.version());
+  if (!version) {
+    spdlog::warn("the API server's version could not be read ({}); assuming a current one",
+                 version.message());
+    co_return std::nullopt;
+  }
+  const std::optional<int> minor = driverdeployment::serverMinorVersion(version->minor);
+  if (!minor) {
+    spdlog::warn("the API server's minor version \"{}\" is not a number; assuming a current one",
+                 version->minor);
+    co_return std::nullopt;
+  }
+  spdlog::info("API server {} (minor {})", version->gitVersion, *minor);
+  co_return minor;
 }
 
 } // namespace csiop::app

@@ -1,16 +1,17 @@
 #include <csiop/driverdeployment/registrar_logs.hpp>
 
+#include <algorithm>
 #include <vector>
 
 namespace csiop::driverdeployment {
 namespace {
 
-std::string_view trimmed(std::string_view line) {
-  const auto first = line.find_first_not_of(" \t\r");
+std::string_view trimmed(std::string_view line, std::string_view blanks = " \t\r") {
+  const auto first = line.find_first_not_of(blanks);
   if (first == std::string_view::npos) {
     return {};
   }
-  const auto last = line.find_last_not_of(" \t\r");
+  const auto last = line.find_last_not_of(blanks);
   return line.substr(first, last - first + 1);
 }
 
@@ -49,6 +50,15 @@ std::vector<std::string> logLines(std::string_view log, std::size_t lines) {
   return out;
 }
 
+std::optional<std::string> kubeletLogError(std::string_view log) {
+  constexpr std::string_view kUnreadable = "unable to retrieve container logs for ";
+  const std::string_view text = trimmed(log, " \t\r\n");
+  if (!text.starts_with(kUnreadable) || text.find('\n') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return printableLine(text, kRegistrarLogLineMax);
+}
+
 std::string quotedTail(const std::vector<std::string>& lines, std::size_t budget) {
   if (lines.empty()) {
     return {};
@@ -75,13 +85,25 @@ std::string quotedTail(const std::vector<std::string>& lines, std::size_t budget
 
 bool RegistrarLogs::due(const UnregisteredNode& node, Clock::time_point now) const {
   const auto read = byPod_.find(node.podUid);
-  return read == byPod_.end() || read->second.restarts != node.restarts ||
-         read->second.previous != node.previousLog || now - read->second.at >= kRegistrarLogRefresh;
+  if (read == byPod_.end() || read->second.restarts != node.restarts ||
+      read->second.previous != node.previousLog) {
+    return true;
+  }
+  return now - read->second.at >=
+         (read->second.passing ? kRegistrarLogRetry : kRegistrarLogRefresh);
 }
 
 void RegistrarLogs::record(const UnregisteredNode& node, std::vector<std::string> lines,
-                           std::string error, Clock::time_point now) {
-  byPod_[node.podUid] = {node.restarts, node.previousLog, std::move(lines), std::move(error), now};
+                           std::string error, Clock::time_point now, bool passing) {
+  passing = passing && !error.empty();
+  byPod_[node.podUid] = {node.restarts,    node.previousLog, std::move(lines),
+                         std::move(error), passing,          now};
+}
+
+std::chrono::seconds RegistrarLogs::readAgainIn() const {
+  const bool retry =
+      std::ranges::any_of(byPod_, [](const auto& entry) { return entry.second.passing; });
+  return retry ? kRegistrarLogRetry : kRegistrarLogRefresh;
 }
 
 std::string RegistrarLogs::noteFor(const UnregisteredNode& node, std::size_t budget) const {

@@ -67,6 +67,62 @@ TEST(CSIDriverDecision, RecreatesOnImmutableChanges) {
   EXPECT_EQ(d.detail, "attachRequired and volumeLifecycleModes");
 }
 
+TEST(CSIDriverDecision, TheImmutableFieldsAreTheServersOwn) {
+  using Fields = std::vector<std::string>;
+  const Fields two = {"attachRequired", "volumeLifecycleModes"};
+  const Fields four = {"attachRequired", "volumeLifecycleModes", "podInfoOnMount", "fsGroupPolicy"};
+  EXPECT_EQ(csiDriverImmutableFields(std::nullopt), two) << "unknown: a current server";
+  EXPECT_EQ(csiDriverImmutableFields(36), two);
+  EXPECT_EQ(csiDriverImmutableFields(35), two);
+  EXPECT_EQ(csiDriverImmutableFields(29), two) << "podInfoOnMount, fsGroupPolicy mutable since";
+  EXPECT_EQ(csiDriverImmutableFields(28), four);
+  EXPECT_EQ(csiDriverImmutableFields(18), four);
+
+  EXPECT_EQ(serverMinorVersion("35"), 35);
+  EXPECT_EQ(serverMinorVersion("28+"), 28) << "as some vendors' builds report it";
+  EXPECT_EQ(serverMinorVersion(""), std::nullopt);
+  EXPECT_EQ(serverMinorVersion("x"), std::nullopt);
+  EXPECT_EQ(serverMinorVersion("35-eks"), std::nullopt);
+
+  // podInfoOnMount changed: applied in place on 1.29+, a new CSIDriver before.
+  const Json l = live(
+      R"({"attachRequired": false, "podInfoOnMount": false, "volumeLifecycleModes": ["Persistent", "Ephemeral"]})");
+  EXPECT_EQ(decideCSIDriver(&l, kDesired, "u1", false, csiDriverImmutableFields(35)).action,
+            A::Apply);
+  const auto old = decideCSIDriver(&l, kDesired, "u1", false, csiDriverImmutableFields(28));
+  EXPECT_EQ(old.action, A::Recreate);
+  EXPECT_EQ(old.detail, "podInfoOnMount");
+  // fsGroupPolicy: the server's default when the live object has none.
+  Json desired = kDesired;
+  desired["spec"]["podInfoOnMount"] = false;
+  desired["spec"]["fsGroupPolicy"] = "ReadWriteOnceWithFSType";
+  EXPECT_EQ(decideCSIDriver(&l, desired, "u1", false, csiDriverImmutableFields(28)).action,
+            A::Apply);
+  desired["spec"]["fsGroupPolicy"] = "File";
+  EXPECT_EQ(decideCSIDriver(&l, desired, "u1", false, csiDriverImmutableFields(28)).detail,
+            "fsGroupPolicy");
+}
+
+TEST(CSIDriverDecision, TheClaimCarriesTheServersImmutableFieldsOnly) {
+  Json desired = kDesired;
+  desired["spec"]["fsGroupPolicy"] = "File";
+  desired["spec"]["storageCapacity"] = true;
+  Json claim = csiDriverClaim(desired, csiDriverImmutableFields(36));
+  EXPECT_EQ(claim["spec"],
+            j(R"({"attachRequired": false, "volumeLifecycleModes": ["Persistent", "Ephemeral"]})"));
+  EXPECT_EQ(claim["metadata"], desired["metadata"]);
+  EXPECT_EQ(claim["kind"], "CSIDriver");
+  claim = csiDriverClaim(desired, csiDriverImmutableFields(28));
+  EXPECT_EQ(claim["spec"],
+            j(R"({"attachRequired": false, "volumeLifecycleModes": ["Persistent", "Ephemeral"],
+    "podInfoOnMount": true, "fsGroupPolicy": "File"})"));
+  // The legacy API has no volumeLifecycleModes.
+  const Json legacy = j(R"({"apiVersion": "csi.storage.k8s.io/v1alpha1", "kind": "CSIDriver",
+    "metadata": {"name": "d.example.com"}, "spec": {"attachRequired": true}})");
+  EXPECT_EQ(csiDriverClaim(legacy, csiDriverImmutableFields(13))["spec"],
+            j(R"({"attachRequired": true})"));
+}
+
 TEST(CSIDriverDecision, LegacyCsiDriverIsUpdatedInPlace) {
   // csi.storage.k8s.io/v1alpha1 (a CRD) has no immutable fields.
   Json desired = j(R"({"apiVersion": "csi.storage.k8s.io/v1alpha1", "kind": "CSIDriver",

@@ -164,6 +164,19 @@ TEST(RegistrarLogs, TheLastLinesAreKeptSqueezedAndCut) {
             Lines{std::string(kRegistrarLogLineMax, 'y') + "..."});
 }
 
+TEST(RegistrarLogs, TheKubeletsCannotReadAnswerIsToldFromALog) {
+  // The kubelet answers 200 with this text when the container's log file is gone.
+  EXPECT_EQ(kubeletLogError("unable to retrieve container logs for containerd://4f2a9c"),
+            "unable to retrieve container logs for containerd://4f2a9c");
+  EXPECT_EQ(kubeletLogError("unable to retrieve container logs for containerd://4f2a9c\n"),
+            "unable to retrieve container logs for containerd://4f2a9c");
+  EXPECT_EQ(kubeletLogError("I1129 main.go:145] Version\nunable to retrieve container logs for x"),
+            std::nullopt)
+      << "a log that quotes the text is a log";
+  EXPECT_EQ(kubeletLogError(""), std::nullopt);
+  EXPECT_EQ(kubeletLogError("E1129 connection refused"), std::nullopt);
+}
+
 TEST(RegistrarLogs, TheTailThatFitsIsQuotedTheEndFirst) {
   const std::vector<std::string> lines = {"first", "second", "the error"};
   EXPECT_EQ(quotedTail(lines, 1000), "\"first\" / \"second\" / \"the error\"");
@@ -196,6 +209,22 @@ TEST(RegistrarLogs, ALogIsReadAgainAfterTheRefreshOrARestartAndForgottenWithItsP
                                            "operator may not read pods/log)");
   logs.record(restarted, {}, "", t0 + 2s);
   EXPECT_EQ(logs.noteFor(restarted, 1000), "; the exited registrar's log is empty");
+
+  EXPECT_EQ(logs.readAgainIn(), kRegistrarLogRefresh);
+
+  // The kubelet could not read the file: read again soon, then at the usual pace.
+  restarted.restarts = 2;
+  logs.record(restarted, {}, "unable to retrieve container logs for containerd://c1", t0 + 3s,
+              true);
+  EXPECT_EQ(logs.noteFor(restarted, 1000), "; the exited registrar's log could not be read "
+                                           "(unable to retrieve container logs for "
+                                           "containerd://c1)");
+  EXPECT_EQ(logs.readAgainIn(), kRegistrarLogRetry);
+  EXPECT_FALSE(logs.due(restarted, t0 + 3s + kRegistrarLogRetry - 1s));
+  EXPECT_TRUE(logs.due(restarted, t0 + 3s + kRegistrarLogRetry));
+  logs.record(restarted, {"E1 connection refused"}, "", t0 + 14s, true);
+  EXPECT_EQ(logs.readAgainIn(), kRegistrarLogRefresh) << "passing only for a failed read";
+  EXPECT_FALSE(logs.due(restarted, t0 + 14s + kRegistrarLogRetry));
 
   logs.retain({"uid-other"});
   EXPECT_EQ(logs.size(), 0u);

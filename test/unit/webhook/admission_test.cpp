@@ -45,6 +45,26 @@ TEST_F(Admission, ValidationWarningsAreReturnedWithoutTheObjectPrefix) {
   EXPECT_EQ(d.warnings[0].rfind("spec.csiDriver.attachRequired is true", 0), 0u) << d.warnings[0];
 }
 
+TEST_F(Admission, AFieldTheApiServerDoesNotKnowIsDeniedWithTheVersionItNeeds) {
+  Json dd = example("hostpath.yaml");
+  dd["spec"]["csiDriver"]["preventPodSchedulingIfMissing"] = true;
+  cluster.serverMinor = 36;
+  EXPECT_TRUE(decideOn(request("CREATE", dd)).allowed);
+  cluster.serverMinor = std::nullopt;
+  EXPECT_TRUE(decideOn(request("CREATE", dd)).allowed) << "unknown version: nothing to say";
+  cluster.serverMinor = 35;
+  const Decision d = decideOn(request("CREATE", dd));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.code, 422);
+  EXPECT_NE(d.message.find("spec.csiDriver.preventPodSchedulingIfMissing: Forbidden: needs "
+                           "Kubernetes 1.36 or newer: the API server is 1.35, whose CSIDriver "
+                           "does not have the field"),
+            std::string::npos)
+      << d.message;
+  dd["spec"]["csiDriver"].erase("preventPodSchedulingIfMissing");
+  EXPECT_TRUE(decideOn(request("CREATE", dd)).allowed);
+}
+
 TEST_F(Admission, ChangingTheDriverNameIsDenied) {
   const Json before = hostpath("hostpath", "hostpath.csi.k8s.io");
   const Json after = hostpath("hostpath", "other.csi.k8s.io");

@@ -59,9 +59,10 @@ struct ClusterState {
   std::map<std::string, Json> csiDrivers;
   std::map<std::string, std::string> inUse; // driverName -> what of it is in use
   mutable std::string inUseAskedFor;        // "<DriverDeployment> in <its namespace>", last asked
+  std::optional<int> serverMinor;           // the API server's minor version
 
   ClusterView view() {
-    return ClusterView{
+    ClusterView view{
         [this](const std::string& driverName) {
           std::vector<std::string> out;
           for (const auto& [name, driver] : driverDeployments) {
@@ -80,6 +81,8 @@ struct ClusterState {
           const auto it = inUse.find(driverName);
           return it == inUse.end() ? std::string() : it->second;
         }};
+    view.serverMinor = serverMinor;
+    return view;
   }
 };
 

@@ -30,7 +30,8 @@ asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
   const Json* liveDriver = caches_.csiDrivers.get("", driverName);
   const bool adopt = stringField(run.dd["metadata"].value("annotations", Json::object()),
                                  api::kAdoptAnnotation) == "true";
-  CSIDriverDecision decision = decideCSIDriver(liveDriver, desired, run.uid, adopt);
+  CSIDriverDecision decision =
+      decideCSIDriver(liveDriver, desired, run.uid, adopt, csiDriverImmutable_);
   if (liveDriver != nullptr && ownedBy(*liveDriver, run.uid) && !managed(*liveDriver)) {
     noteUnmanaged(*liveDriver, observed);
     decision.action = Action::Keep;
@@ -93,15 +94,9 @@ asio::awaitable<kube::Attempt<Json>> Reconciler::claimCSIDriver(CSIDriverDecisio
   }
   // The claim is a create: of two DriverDeployments (or operators) racing for a name exactly
   // one succeeds, and the other gets AlreadyExists. It carries only what identifies the owner
-  // and the immutable fields, under a field manager of its own; the apply that follows owns
-  // everything else, so later applies can drop fields.
-  Json claim = {{"apiVersion", desired["apiVersion"]},
-                {"kind", "CSIDriver"},
-                {"metadata", desired["metadata"]},
-                {"spec", {{"attachRequired", desired["spec"]["attachRequired"]}}}};
-  if (desired["spec"].contains("volumeLifecycleModes")) { // not in the legacy API
-    claim["spec"]["volumeLifecycleModes"] = desired["spec"]["volumeLifecycleModes"];
-  }
+  // and the server's immutable fields, under a field manager of its own; the apply that follows
+  // owns everything else, so later applies can drop fields.
+  Json claim = csiDriverClaim(desired, csiDriverImmutable_);
   const kube::CreateOptions options{.fieldManager = kClaimFieldManager};
   co_return co_await kube::attempt(client_.create(ref, std::move(claim), options));
 }

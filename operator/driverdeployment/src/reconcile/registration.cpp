@@ -75,7 +75,7 @@ asio::awaitable<StepResult> Reconciler::explainRegistration(ReconcileRun& run) {
     std::vector<RegistrarLogRead> read = co_await runtime::allOf(std::move(reads));
     for (std::size_t i = 0; i < toRead.size(); ++i) {
       registrarLogs_[run.name].record(toRead[i], std::move(read[i].lines), std::move(read[i].error),
-                                      steadyNow);
+                                      steadyNow, read[i].passing);
     }
   }
   const RegistrarLogs& current = registrarLogs_[run.name]; // the map may have changed meanwhile
@@ -90,7 +90,7 @@ asio::awaitable<StepResult> Reconciler::explainRegistration(ReconcileRun& run) {
     run.observed.unregistered.push_back({node.node, node.reason, std::move(message)});
   }
   // The logs again in a while (and the reasons, though nothing may change meanwhile).
-  run.requeueAfter(kRegistrarLogRefresh);
+  run.requeueAfter(current.readAgainIn());
   co_return std::nullopt;
 }
 
@@ -102,14 +102,23 @@ asio::awaitable<Reconciler::RegistrarLogRead> Reconciler::readRegistrarLog(Unreg
   auto log = co_await kube::attempt(client_.podLog(node.podNamespace, node.pod, options));
   RegistrarLogRead read;
   if (log) {
+    if (auto unreadable = kubeletLogError(*log)) {
+      spdlog::debug("the kubelet could not read the registrar's log of pod {}/{}: {}",
+                    node.podNamespace, node.pod, *unreadable);
+      read.error = std::move(*unreadable);
+      read.passing = true;
+      co_return read;
+    }
     read.lines = logLines(*log);
     co_return read;
   }
   spdlog::debug("reading the registrar's log of pod {}/{}: {}", node.podNamespace, node.pod,
                 log.message());
-  read.error = log.apiError() != nullptr && log.apiError()->isForbidden()
+  const bool forbidden = log.apiError() != nullptr && log.apiError()->isForbidden();
+  read.error = forbidden
                    ? std::string("the operator may not read pods/log: chart value rbac.podLogs")
                    : printableLine(log.message(), 200);
+  read.passing = !forbidden;
   co_return read;
 }
 

@@ -12,8 +12,9 @@ namespace csiop::driverdeployment {
 namespace asio = boost::asio;
 
 asio::awaitable<StepResult> Reconciler::loadSpecOrReportInvalid(ReconcileRun& run) {
-  api::Loaded loaded = api::loadDriverDeployment(run.dd, api::UnknownFields::Ignore,
-                                                 render::admissionCheck(caches_.objectKinds()));
+  api::Loaded loaded =
+      api::loadDriverDeployment(run.dd, api::UnknownFields::Ignore,
+                                render::admissionCheck(caches_.objectKinds(), serverMinor_));
   if (!loaded.ok()) {
     run.specErrors = std::move(loaded.errors); // reported by the status step; no child is written
     co_return run.endWithStatus(EarlyStatus::InvalidSpec);

@@ -2,6 +2,7 @@
 // podTemplatePatch (applied last) may change anything in them.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include <csiop/api/field_error.hpp>
@@ -28,9 +29,12 @@ namespace csiop::render {
 // Also: spec.objects that would take the place of an object the operator renders.
 api::ErrorList checkRendered(const api::DriverDeployment& object);
 
-// What the CLI, the webhook and the reconciler check beyond api::validate: checkRendered, and
-// that spec.objects holds only kinds among `objectKinds` (the operator's --object-kind flags
-// with api::builtinObjectKinds()). The check refers to `objectKinds`, which must outlive it.
-api::Check admissionCheck(const std::vector<api::ObjectKind>& objectKinds);
+// What the CLI, the webhook and the reconciler check beyond api::validate: checkRendered, that
+// spec.objects holds only kinds among `objectKinds` (the operator's --object-kind flags with
+// api::builtinObjectKinds()), and that the API server of minor version `serverMinor` knows every
+// field set (api::checkServerVersion; the CLI knows no server). The check refers to
+// `objectKinds`, which must outlive it.
+api::Check admissionCheck(const std::vector<api::ObjectKind>& objectKinds,
+                          std::optional<int> serverMinor = std::nullopt);
 
 } // namespace csiop::render

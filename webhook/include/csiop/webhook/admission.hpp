@@ -63,6 +63,9 @@ struct ClusterView {
   std::vector<api::ObjectKind> objectKinds = api::builtinObjectKinds();
   // The namespaces drivers may go into (the operator's --driver-namespace flags); empty: any.
   std::vector<std::string> driverNamespaces = {};
+  // The API server's minor version (Kubernetes 1.x), nullopt if unknown: fields it lacks are
+  // refused (api::checkServerVersion).
+  std::optional<int> serverMinor = std::nullopt;
 };
 
 // Driver names admitted recently, so a second DriverDeployment admitted before

@@ -1,7 +1,8 @@
-// Start-up of the operator, before its caches: the CRDs it serves, and which CSIDriver API the
-// cluster has.
+// Start-up of the operator, before its caches: the CRDs it serves, which CSIDriver API the
+// cluster has, and the API server's version.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include <boost/asio/awaitable.hpp>
@@ -18,5 +19,10 @@ boost::asio::awaitable<void> installCrds(kube::Client& client, std::string_view 
 // csi.storage.k8s.io/v1alpha1 CRD of 1.12-1.13, installed if `mayInstall`.
 boost::asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& client,
                                                                       bool mayInstall);
+
+// The API server's minor version (/version), logged with its gitVersion; nullopt, with a
+// warning, when it cannot be read or is not a number (the operator then assumes a current
+// server).
+boost::asio::awaitable<std::optional<int>> serverMinor(kube::Client& client);
 
 } // namespace csiop::app

@@ -150,6 +150,13 @@ public:
   // a workload written by another version differs from this one's rendering by that version's
   // change, not the spec's).
   void setOperatorVersion(std::string version) { operatorVersion_ = std::move(version); }
+  // The API server's minor version (nullopt: unknown, taken as current): which CSIDriver fields
+  // it refuses to change (csiDriverImmutableFields), and which fields it lacks
+  // (api::checkServerVersion: an invalid spec).
+  void setServerMinor(std::optional<int> minor) {
+    serverMinor_ = minor;
+    csiDriverImmutable_ = csiDriverImmutableFields(minor);
+  }
 
 private:
   // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
@@ -230,6 +237,7 @@ private:
   struct RegistrarLogRead {
     std::vector<std::string> lines;
     std::string error;
+    bool passing = false; // the error may be gone in a moment (RegistrarLogs::record)
   };
   boost::asio::awaitable<RegistrarLogRead> readRegistrarLog(UnregisteredNode node);
   // startup_taints.cpp: one node's removal: false once done (or the node gone, or no patch to
@@ -399,6 +407,8 @@ private:
   std::string smokeImage_;
   std::string smokePullPolicy_;
   std::string operatorVersion_ = "unknown";
+  std::optional<int> serverMinor_;
+  std::vector<std::string> csiDriverImmutable_ = csiDriverImmutableFields(std::nullopt);
   // DriverDeployment -> the revision whose smoke tests' leftovers were swept ("": every smoke
   // object is gone); absent: not known since the operator started.
   std::map<std::string, std::string> smokeSwept_;

@@ -3,7 +3,8 @@
 // (pods/log, which the chart grants with rbac.podLogs), and how often.
 //
 // A log is read for a reported node's registrar only: at most once per
-// kRegistrarLogRefresh per pod, again at once when the registrar restarted since, and for at most
+// kRegistrarLogRefresh per pod (kRegistrarLogRetry after a read that failed for a passing reason),
+// again at once when the registrar restarted since, and for at most
 // kRegistrarLogsPerPass nodes of a DriverDeployment per pass (those the status shows first). Each
 // read asks for the last kRegistrarLogLines lines and kRegistrarLogBytes bytes: a bounded cost
 // whatever the number of nodes or the size of the log.
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,6 +26,7 @@
 namespace csiop::driverdeployment {
 
 inline constexpr std::chrono::seconds kRegistrarLogRefresh{60};
+inline constexpr std::chrono::seconds kRegistrarLogRetry{10};
 inline constexpr std::size_t kRegistrarLogsPerPass = 3;
 inline constexpr std::int64_t kRegistrarLogLines = 6;
 inline constexpr std::int64_t kRegistrarLogBytes = 4096;
@@ -33,6 +36,11 @@ inline constexpr std::size_t kRegistrarLogLineMax = 400;
 // The last `lines` non-blank lines of a log, each trimmed, its runs of spaces squeezed to one
 // (klog pads its header) and cut at kRegistrarLogLineMax ("..." added), as printable ASCII.
 std::vector<std::string> logLines(std::string_view log, std::size_t lines = kRegistrarLogLines);
+
+// The kubelet's answer when it cannot read a container's log file (the container was removed
+// while asked for, as a crash-looping registrar's previous container is): it comes as the log
+// itself, with a success status. That text if `log` is one, nullopt for a real log.
+std::optional<std::string> kubeletLogError(std::string_view log);
 
 // The last of `lines` that fit in `budget` bytes, each quoted, joined with " / ", and "... / "
 // first if earlier ones were left out: the end of a log says most (the error the registrar exits
@@ -46,9 +54,13 @@ public:
   // Whether `node`'s registrar log should be read now.
   bool due(const UnregisteredNode& node, Clock::time_point now) const;
   // What a read gave: the log's last lines (logLines), or why it could not be read (`error`
-  // not empty).
+  // not empty; `passing`: a reason that may be gone in a moment, read again after
+  // kRegistrarLogRetry).
   void record(const UnregisteredNode& node, std::vector<std::string> lines, std::string error,
-              Clock::time_point now);
+              Clock::time_point now, bool passing = false);
+  // When the next read is due at the latest: kRegistrarLogRetry if a read failed for a passing
+  // reason, kRegistrarLogRefresh otherwise.
+  std::chrono::seconds readAgainIn() const;
   // The message's addition for `node`, at most about `budget` bytes: "; the registrar's log
   // ends: ..." with the lines that fit (quotedTail), or why it could not be read; "" if none
   // was read.
@@ -63,6 +75,7 @@ private:
     bool previous = false;
     std::vector<std::string> lines;
     std::string error;
+    bool passing = false;
     Clock::time_point at;
   };
   std::map<std::string, Read> byPod_; // pod uid -> the last read
