@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <thread>
 
 #include "harness.hpp"
 #include "operator_process.hpp"
@@ -596,6 +597,63 @@ spec:
   EXPECT_EQ(ddCondition("warned", "Degraded"), "False") << "the objects were taken";
   deleteDd("warned");
   kubectl({"delete", "namespace", "csi-warned", "--wait=false"});
+}
+
+// A CSIDriver field newer than the API server (this suite runs on the oldest claimed version
+// too, e2e.operator.oldest): refused with the version it needs, where the server lacks it;
+// where the server has it behind a feature gate that is off, dropped by the server, and the
+// operator does not fight that with an apply per resync.
+TEST_F(Operator, ACSIDriverFieldIsRefusedOnAServerWithoutItAndLeftAloneOnOneThatDropsIt) {
+  const Json version = kubectlJson({"version"})["serverVersion"];
+  const std::string gitVersion = version.value("gitVersion", "");
+  const int minor = std::stoi(version.value("minor", "0"));
+  EXPECT_NE(op->log().find("API server " + gitVersion + " (minor " + std::to_string(minor) + ")"),
+            std::string::npos)
+      << "the operator logs the version it read at start";
+  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: newer
+spec:
+  driverName: newer.csi.example.com
+  csiDriver: {attachRequired: false, preventPodSchedulingIfMissing: true}
+  driver:
+    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
+  if (minor < 36) {
+    EXPECT_TRUE(
+        waitFor("the field is refused with the version it needs", 30s, [&](std::string& seen) {
+          seen = conditionField("newer", "Degraded", "reason") + ": " +
+                 conditionField("newer", "Degraded", "message");
+          return seen.find("InvalidSpec: ") == 0 &&
+                 seen.find("spec.csiDriver.preventPodSchedulingIfMissing: "
+                           "Forbidden: needs Kubernetes 1.36 or newer: the API "
+                           "server is 1." +
+                           std::to_string(minor)) != std::string::npos;
+        }));
+    EXPECT_FALSE(exists({"csidriver", "newer.csi.example.com"})) << "nothing is written";
+    ASSERT_TRUE(
+        kubectl({"patch", "dd", "newer", "--type=json", "-p",
+                 R"([{"op": "remove", "path": "/spec/csiDriver/preventPodSchedulingIfMissing"}])"})
+            .ok());
+  }
+  std::string resourceVersion;
+  EXPECT_TRUE(waitFor("the CSIDriver is created", 30s, [&](std::string& seen) {
+    seen = resourceVersion = kubectl({"get", "csidriver", "newer.csi.example.com", "-o",
+                                      "jsonpath={.metadata.resourceVersion}"})
+                                 .out;
+    return !seen.empty() && conditionField("newer", "Degraded", "reason") != "InvalidSpec";
+  }));
+  // Two resyncs (10 s): the CSIDriver is not written again, though the server dropped the field.
+  std::this_thread::sleep_for(25s);
+  EXPECT_EQ(kubectl({"get", "csidriver", "newer.csi.example.com", "-o",
+                     "jsonpath={.metadata.resourceVersion}"})
+                .out,
+            resourceVersion)
+      << kubectl({"get", "csidriver", "newer.csi.example.com", "-o", "yaml"}).out;
+  deleteDd("newer");
+  kubectl({"delete", "namespace", "csi-newer", "--wait=false"});
 }
 
 // A namespace that enforces Pod Security "restricted" refuses the node plugin's privileged pods:
