@@ -1,6 +1,7 @@
 #include <csiop/api/kube_schema.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <stdexcept>
 
@@ -479,9 +480,44 @@ std::string_view embeddedKubeSchemaText() {
   return embedded::kubeSchemaJson();
 }
 
+std::string embeddedKubeSchemaVersion() {
+  // kubeSchemaSubset writes the version first: only the text up to the definitions is read.
+  const std::string_view text = embedded::kubeSchemaJson();
+  const auto definitions = text.find("\"definitions\"");
+  std::string head(text.substr(0, definitions));
+  const auto comma = head.find_last_of(',');
+  if (definitions == std::string_view::npos || comma == std::string::npos) {
+    return embeddedKubeSchema().kubernetesVersion();
+  }
+  head.resize(comma);
+  head += '}';
+  return Json::parse(head).at("kubernetesVersion").get<std::string>();
+}
+
 const KubeSchema& embeddedKubeSchema() {
   static const KubeSchema schema = KubeSchema::fromSubset(Json::parse(embedded::kubeSchemaJson()));
   return schema;
+}
+
+namespace {
+
+std::atomic<std::shared_ptr<const KubeSchema>>& servedSchema() {
+  static std::atomic<std::shared_ptr<const KubeSchema>> schema;
+  return schema;
+}
+
+} // namespace
+
+std::shared_ptr<const KubeSchema> kubeSchemaInUse() {
+  if (std::shared_ptr<const KubeSchema> served = servedSchema().load()) {
+    return served;
+  }
+  // The embedded schema lives as long as the program: a pointer that owns nothing.
+  return {std::shared_ptr<const KubeSchema>(), &embeddedKubeSchema()};
+}
+
+void useKubeSchema(std::shared_ptr<const KubeSchema> schema) {
+  servedSchema().store(std::move(schema));
 }
 
 } // namespace csiop::api

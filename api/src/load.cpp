@@ -56,7 +56,8 @@ void loadOne(const Json& doc, const std::string& where, UnknownFields unknown, c
   const std::size_t errorsBefore = out.errors.size();
   // The embedded Kubernetes objects, as the API server will read them from the children; unknown
   // fields in them are pruned as it prunes them (unless they are errors).
-  SchemaFindings embedded = checkEmbeddedFields(doc, embeddedKubeSchema());
+  const std::shared_ptr<const KubeSchema> schema = kubeSchemaInUse();
+  SchemaFindings embedded = checkEmbeddedFields(doc, *schema);
   Json pruned;
   if (!embedded.unknownAt.empty() && unknown != UnknownFields::Strict) {
     pruned = doc;

@@ -18,16 +18,10 @@
 namespace csiop::e2e {
 namespace {
 
-// The OpenAPI v3 documents of the groups the embedded definitions live in.
-const std::vector<std::string> kDocuments = {"/openapi/v3/api/v1", "/openapi/v3/apis/apps/v1",
-                                             "/openapi/v3/apis/rbac.authorization.k8s.io/v1",
-                                             "/openapi/v3/apis/policy/v1",
-                                             "/openapi/v3/apis/storage.k8s.io/v1"};
-
 TEST(KubeSchema, TheEmbeddedSchemaIsWhatThePinnedApiServerServes) {
   std::vector<api::Json> documents;
-  for (const auto& path : kDocuments) {
-    const auto r = kubectl({"get", "--raw", path});
+  for (const char* groupVersion : api::kKubeSchemaDocuments) {
+    const auto r = kubectl({"get", "--raw", std::string("/openapi/v3/") + groupVersion});
     ASSERT_TRUE(r.ok()) << r;
     documents.push_back(api::Json::parse(r.out));
   }

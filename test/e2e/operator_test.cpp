@@ -656,6 +656,54 @@ spec:
   kubectl({"delete", "namespace", "csi-newer", "--wait=false"});
 }
 
+// The embedded objects are checked against the schema of the server the operator runs against:
+// on another version than the built-in schema's (e2e.operator.oldest), the server's own. A pod
+// field that only the built-in (newer) schema has is then pruned before the DaemonSet is applied,
+// not sent for the server to warn about (and to refuse in every later server-side apply); where
+// the server has it behind a feature gate that is off, the server drops it.
+TEST_F(Operator, EmbeddedObjectsAreCheckedAgainstTheServersOwnSchema) {
+  const std::string gitVersion =
+      kubectlJson({"version"})["serverVersion"].value("gitVersion", std::string());
+  std::ifstream file(sourceDir() / "api/schema/kubernetes.json");
+  const std::string builtIn = Json::parse(file).value("kubernetesVersion", std::string());
+  const std::string served =
+      "embedded Kubernetes objects are checked against the API server's " + gitVersion + " schema";
+  if (gitVersion == builtIn) {
+    EXPECT_EQ(op->log().find("checked against the API server's"), std::string::npos);
+  } else {
+    EXPECT_NE(op->log().find(served), std::string::npos) << "on " << gitVersion;
+  }
+  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
+kind: DriverDeployment
+metadata:
+  name: grouped
+spec:
+  driverName: grouped.csi.example.com
+  driver:
+    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
+  node:
+    podTemplatePatch:
+      spec:
+        schedulingGroup: {podGroupName: storage}
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
+  EXPECT_TRUE(waitFor("the DaemonSet is created", 30s, [&](std::string& seen) {
+    seen = kubectl({"get", "daemonset", "-n", "csi-grouped", "grouped-node", "-o",
+                    "jsonpath={.metadata.generation}"})
+               .out;
+    return !seen.empty();
+  }));
+  const Json ds = kubectlJson({"get", "daemonset", "-n", "csi-grouped", "grouped-node"});
+  EXPECT_FALSE(ds["spec"]["template"]["spec"].contains("schedulingGroup"));
+  std::this_thread::sleep_for(15s); // a resync: an update would meet the field again
+  EXPECT_NE(conditionField("grouped", "APIWarnings", "status"), "True")
+      << conditionField("grouped", "APIWarnings", "message");
+  EXPECT_EQ(op->log().find("schedulingGroup"), std::string::npos) << op->log();
+  EXPECT_NE(conditionField("grouped", "Degraded", "reason"), "ApplyFailed");
+  deleteDd("grouped");
+  kubectl({"delete", "namespace", "csi-grouped", "--wait=false"});
+}
+
 // A namespace that enforces Pod Security "restricted" refuses the node plugin's privileged pods:
 // the operator asks first (a server-side dry run of a pod) and reports the refusal before any
 // DaemonSet exists; once the namespace allows them, the DaemonSet is created.

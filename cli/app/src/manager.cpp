@@ -382,8 +382,10 @@ asio::awaitable<void> Manager::startUp() {
                                                  options_.configPollPeriod, options_.objectKinds);
     reconciling_->reconciler.setSmokeImage(options_.smokeImage, options_.smokeImagePullPolicy);
     reconciling_->reconciler.setOperatorVersion(options_.operatorVersion);
-    serverMinor_ = co_await serverMinor(client_);
+    const std::optional<kube::VersionInfo> version = co_await serverVersion(client_);
+    serverMinor_ = serverMinor(version);
     reconciling_->reconciler.setServerMinor(serverMinor_);
+    co_await useServedKubeSchema(client_, version);
     if (options_.webhookPort > 0) {
       admission_ = makeWebhookServer();
       admission_->start();

@@ -1,6 +1,8 @@
 #include <csiop/app/start_up.hpp>
 
 #include <chrono>
+#include <malloc.h>
+#include <memory>
 #include <stdexcept>
 
 #include <boost/asio/redirect_error.hpp>
@@ -8,6 +10,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include <csiop/api/embedded_fields.hpp>
+#include <csiop/api/kube_schema.hpp>
 #include <csiop/api/yaml.hpp>
 #include <csiop/crds.hpp>
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
@@ -70,7 +74,7 @@ asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& cli
   co_return &legacy;
 }
 
-asio::awaitable<std::optional<int>> serverMinor(kube::Client& client) {
+asio::awaitable<std::optional<kube::VersionInfo>> serverVersion(kube::Client& client) {
   auto version = co_await kube::attempt(client.version());
   if (!version) {
     spdlog::warn("the API server's version could not be read ({}); assuming a current one",
@@ -81,10 +85,78 @@ asio::awaitable<std::optional<int>> serverMinor(kube::Client& client) {
   if (!minor) {
     spdlog::warn("the API server's minor version \"{}\" is not a number; assuming a current one",
                  version->minor);
-    co_return std::nullopt;
+  } else {
+    spdlog::info("API server {} (minor {})", version->gitVersion, *minor);
   }
-  spdlog::info("API server {} (minor {})", version->gitVersion, *minor);
-  co_return minor;
+  co_return std::move(*version);
+}
+
+std::optional<int> serverMinor(const std::optional<kube::VersionInfo>& version) {
+  return version ? driverdeployment::serverMinorVersion(version->minor) : std::nullopt;
+}
+
+namespace {
+
+// A schema's descriptions (text; a property named "description" is a schema, kept).
+void withoutDescriptions(api::Json& schema) {
+  if (schema.is_object()) {
+    if (const auto text = schema.find("description"); text != schema.end() && text->is_string()) {
+      schema.erase(text);
+    }
+    for (auto& [key, value] : schema.items()) {
+      withoutDescriptions(value);
+    }
+  } else if (schema.is_array()) {
+    for (auto& value : schema) {
+      withoutDescriptions(value);
+    }
+  }
+}
+
+} // namespace
+
+asio::awaitable<void> useServedKubeSchema(kube::Client& client,
+                                          const std::optional<kube::VersionInfo>& version) {
+  const std::string embedded = api::embeddedKubeSchemaVersion(); // not compiled: unused
+  if (!version || version->gitVersion == embedded) {
+    co_return; // the embedded schema is the server's (or nothing better is known)
+  }
+  try {
+    // The index names each group version's document with its hash (a cacheable URL).
+    const api::Json index = co_await client.getPath("/openapi/v3");
+    const api::Json& paths = index.at("paths");
+    std::vector<api::Json> documents;
+    for (const char* groupVersion : api::kKubeSchemaDocuments) {
+      const auto path = paths.find(groupVersion);
+      if (path == paths.end()) {
+        throw std::runtime_error(std::string("the server lists no OpenAPI document for ") +
+                                 groupVersion);
+      }
+      api::Json document =
+          co_await client.getPath(path->at("serverRelativeURL").get<std::string>());
+      // Only the schemas, without their descriptions (most of a document): what the subset
+      // reads, and less memory held while the next one is read.
+      api::Json schemas = std::move(document.at("components").at("schemas"));
+      document = api::Json();
+      withoutDescriptions(schemas);
+      documents.push_back(api::Json{{"components", {{"schemas", std::move(schemas)}}}});
+    }
+    api::Json subset =
+        api::kubeSchemaSubset(documents, api::embeddedDefinitionRoots(), version->gitVersion);
+    documents.clear();
+    const std::size_t definitions = subset.at("definitions").size();
+    api::useKubeSchema(
+        std::make_shared<const api::KubeSchema>(api::KubeSchema::fromSubset(subset)));
+    subset = api::Json();
+    ::malloc_trim(0); // the documents' memory (megabytes) back to the system at once
+    spdlog::info("embedded Kubernetes objects are checked against the API server's {} schema "
+                 "({} definitions) instead of the built-in {}",
+                 version->gitVersion, definitions, embedded);
+  } catch (const std::exception& e) {
+    spdlog::warn("the API server's {} schema could not be read ({}); embedded Kubernetes objects "
+                 "are checked against the built-in {} schema",
+                 version->gitVersion, e.what(), embedded);
+  }
 }
 
 } // namespace csiop::app

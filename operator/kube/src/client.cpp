@@ -497,6 +497,12 @@ awaitable<bool> Client::serves(std::string group, std::string version, std::stri
   co_return list && list->find(resource) != nullptr;
 }
 
+awaitable<Json> Client::getPath(std::string target) {
+  HttpRequest request;
+  request.target = std::move(target);
+  co_return co_await call("get", "", std::move(request));
+}
+
 awaitable<VersionInfo> Client::version() {
   HttpRequest request;
   request.target = "/version";

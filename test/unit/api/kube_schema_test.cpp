@@ -190,6 +190,32 @@ TEST(KubeSchema, UnknownEmbeddedFieldsFollowValidate) {
   EXPECT_EQ(*ignore.objects.front().spec.driver.securityContext, Json({{"privileged", true}}));
 }
 
+TEST(KubeSchema, TheSchemaInUseIsTheServersOnceReadAndTheBuiltInOneOtherwise) {
+  EXPECT_EQ(embeddedKubeSchemaVersion(), embeddedKubeSchema().kubernetesVersion());
+  EXPECT_EQ(embeddedKubeSchemaVersion().rfind("v1.", 0), 0u);
+  EXPECT_EQ(kubeSchemaInUse().get(), &embeddedKubeSchema());
+  const std::string spec = "  driver: {image: d, securityContext: {privileged: true, "
+                           "appArmorProfile: {type: RuntimeDefault}}}\n";
+  EXPECT_TRUE(load(spec).ok());
+  // An older server's schema, whose SecurityContext has no appArmorProfile yet.
+  Json subset = Json::parse(embeddedKubeSchemaText());
+  subset["kubernetesVersion"] = "v1.29.0";
+  subset["definitions"]["io.k8s.api.core.v1.SecurityContext"]["properties"].erase(
+      "appArmorProfile");
+  useKubeSchema(std::make_shared<const KubeSchema>(KubeSchema::fromSubset(subset)));
+  EXPECT_EQ(kubeSchemaInUse()->kubernetesVersion(), "v1.29.0");
+  EXPECT_EQ(load(spec).errors,
+            std::vector<std::string>{
+                at("unknown field \"spec.driver.securityContext.appArmorProfile\"")});
+  const Loaded pruned = load(spec, UnknownFields::Ignore);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(*pruned.objects.front().spec.driver.securityContext, Json({{"privileged", true}}))
+      << "not sent to a server that does not have it";
+  useKubeSchema(nullptr);
+  EXPECT_EQ(kubeSchemaInUse().get(), &embeddedKubeSchema());
+  EXPECT_TRUE(load(spec).ok());
+}
+
 TEST(KubeSchema, AFieldIsReportedOnceInKubernetesWords) {
   // The operator's own rule about containers' names would report the missing name too.
   const auto errors =

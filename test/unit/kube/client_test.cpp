@@ -481,6 +481,8 @@ TEST_F(ClientTest, DiscoveryAndVersion) {
                       {"namespaced", false},
                       {"verbs", {"get", "list"}}},
                      {{"name", "csistoragecapacities"}, {"namespaced", true}}}}});
+    if (r.target == "/openapi/v3/api/v1?hash=AB12")
+      return json({{"openapi", "3.0.0"}});
     if (r.target == "/version")
       return json({{"major", "1"},
                    {"minor", "36"},
@@ -505,6 +507,8 @@ TEST_F(ClientTest, DiscoveryAndVersion) {
   EXPECT_EQ(v.raw["platform"], "linux/amd64");
   EXPECT_EQ(observed_.back().verb, "version");
   EXPECT_EQ(observed_.front().verb, "discovery");
+  EXPECT_EQ(run(client_->getPath("/openapi/v3/api/v1?hash=AB12")), Json({{"openapi", "3.0.0"}}));
+  EXPECT_EQ(observed_.back().verb, "get");
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,11 @@ private:
   std::map<std::string, std::uint32_t, std::less<>> definitions_;
 };
 
+// The API server's OpenAPI v3 documents (under /openapi/v3/) the embedded types come from.
+inline constexpr const char* kKubeSchemaDocuments[] = {"api/v1", "apis/apps/v1",
+                                                       "apis/rbac.authorization.k8s.io/v1",
+                                                       "apis/policy/v1", "apis/storage.k8s.io/v1"};
+
 // The subset of OpenAPI v3 documents (their components.schemas) that `roots` reach, normalized:
 // a single-$ref allOf becomes the $ref, oneOf integer|string becomes "int-or-string" and
 // string|number "quantity", descriptions and defaults are dropped. Throws std::invalid_argument
@@ -92,5 +98,14 @@ Json kubeSchemaSubset(const std::vector<Json>& documents, const std::vector<std:
 // The schema of the pinned Kubernetes version, embedded in the binary.
 const KubeSchema& embeddedKubeSchema();
 std::string_view embeddedKubeSchemaText();
+// Its Kubernetes version ("v1.36.4"), read without compiling it.
+std::string embeddedKubeSchemaVersion();
+
+// The schema the embedded fields are checked against (api::load): the API server's own, once the
+// operator has read it from a server of another version than the embedded one
+// (app::useServedKubeSchema), else the embedded one. useKubeSchema(nullptr) goes back to the
+// embedded schema. Safe to call from any thread; a check holds the schema it started with.
+std::shared_ptr<const KubeSchema> kubeSchemaInUse();
+void useKubeSchema(std::shared_ptr<const KubeSchema> schema);
 
 } // namespace csiop::api

@@ -20,9 +20,18 @@ boost::asio::awaitable<void> installCrds(kube::Client& client, std::string_view 
 boost::asio::awaitable<const kube::ResourceRef*> discoverCsiDriverApi(kube::Client& client,
                                                                       bool mayInstall);
 
-// The API server's minor version (/version), logged with its gitVersion; nullopt, with a
-// warning, when it cannot be read or is not a number (the operator then assumes a current
-// server).
-boost::asio::awaitable<std::optional<int>> serverMinor(kube::Client& client);
+// The API server's version (/version), logged with its minor version; nullopt, with a warning,
+// when it cannot be read (the operator then assumes a current server).
+boost::asio::awaitable<std::optional<kube::VersionInfo>> serverVersion(kube::Client& client);
+// Its minor version; nullopt when unknown or not a number.
+std::optional<int> serverMinor(const std::optional<kube::VersionInfo>& version);
+
+// On a server of another version than the built-in schema's (api::embeddedKubeSchema), reads
+// the server's own (its OpenAPI v3 documents, which every authenticated client may read) and
+// checks the embedded objects against it from then on (api::useKubeSchema): a field the server
+// does not have is then an unknown field (pruned, refused by kubectl's default), not one sent for
+// the server to refuse. Falls back to the built-in schema, with a warning, when it cannot.
+boost::asio::awaitable<void> useServedKubeSchema(kube::Client& client,
+                                                 const std::optional<kube::VersionInfo>& version);
 
 } // namespace csiop::app

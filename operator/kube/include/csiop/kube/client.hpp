@@ -234,6 +234,8 @@ public:
                                                                    std::string version);
   boost::asio::awaitable<bool> serves(std::string group, std::string version, std::string resource);
   boost::asio::awaitable<VersionInfo> version();
+  // A GET of a path outside the resources (e.g. "/openapi/v3/api/v1?hash=..."): its JSON.
+  boost::asio::awaitable<Json> getPath(std::string target);
 
   const Config& config() const;
   const std::string& fieldManager() const { return options_.fieldManager; }
