@@ -20,6 +20,14 @@
 namespace csiop::e2e {
 namespace {
 
+// A DriverDeployment `name` of the driver `name`.csi.example.com with the hostpath plugin's image,
+// and `more` (lines under spec).
+std::string plainDd(const std::string& name, const std::string& more = "") {
+  return "apiVersion: csiop.dev/v1alpha1\nkind: DriverDeployment\nmetadata:\n  name: " + name +
+         "\nspec:\n  driverName: " + name + ".csi.example.com\n" + more +
+         "  driver:\n    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0\n";
+}
+
 // One operator for the whole suite, as a cluster would run it.
 class Operator : public ::testing::Test {
 protected:
@@ -414,15 +422,7 @@ TEST_F(Operator, CompanionObjectsAreOwnedAndAClassWaitsForItsCRD) {
 TEST_F(Operator, VolumesOfTheDriverThatFailToMountAreCountedAndClearedWhenThePodGoes) {
   const std::string ns = "apps-vols";
   ASSERT_TRUE(kubectl({"create", "namespace", ns}).ok());
-  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata:
-  name: vols
-spec:
-  driverName: vols.csi.example.com
-  driver:
-    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
-)";
+  const std::string dd = plainDd("vols");
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
   const std::string objects = R"(apiVersion: v1
 kind: PersistentVolume
@@ -517,16 +517,7 @@ spec:
         kubectl({"get", "resourcequota", "no-pods", "-n", ns, "-o", "jsonpath={.status.hard}"}).out;
     return !seen.empty();
   }));
-  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata:
-  name: no-pods
-spec:
-  driverName: no-pods.csi.example.com
-  namespace: csi-no-pods
-  driver:
-    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
-)";
+  const std::string dd = plainDd("no-pods", "  namespace: csi-no-pods\n");
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
   const auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(waitFor("Degraded names the DaemonSet and the quota", 60s, [&](std::string& seen) {
@@ -610,16 +601,8 @@ TEST_F(Operator, ACSIDriverFieldIsRefusedOnAServerWithoutItAndLeftAloneOnOneThat
   EXPECT_NE(op->log().find("API server " + gitVersion + " (minor " + std::to_string(minor) + ")"),
             std::string::npos)
       << "the operator logs the version it read at start";
-  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata:
-  name: newer
-spec:
-  driverName: newer.csi.example.com
-  csiDriver: {attachRequired: false, preventPodSchedulingIfMissing: true}
-  driver:
-    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
-)";
+  const std::string dd = plainDd(
+      "newer", "  csiDriver: {attachRequired: false, preventPodSchedulingIfMissing: true}\n");
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
   if (minor < 36) {
     EXPECT_TRUE(
@@ -645,8 +628,9 @@ spec:
                                  .out;
     return !seen.empty() && conditionField("newer", "Degraded", "reason") != "InvalidSpec";
   }));
-  // Two resyncs (10 s): the CSIDriver is not written again, though the server dropped the field.
-  std::this_thread::sleep_for(25s);
+  // A resync (10 s) and more: the CSIDriver is not written again, though the server dropped the
+  // field.
+  std::this_thread::sleep_for(12s);
   EXPECT_EQ(kubectl({"get", "csidriver", "newer.csi.example.com", "-o",
                      "jsonpath={.metadata.resourceVersion}"})
                 .out,
@@ -673,19 +657,8 @@ TEST_F(Operator, EmbeddedObjectsAreCheckedAgainstTheServersOwnSchema) {
   } else {
     EXPECT_NE(op->log().find(served), std::string::npos) << "on " << gitVersion;
   }
-  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata:
-  name: grouped
-spec:
-  driverName: grouped.csi.example.com
-  driver:
-    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
-  node:
-    podTemplatePatch:
-      spec:
-        schedulingGroup: {podGroupName: storage}
-)";
+  const std::string dd = plainDd("grouped", "  node:\n    podTemplatePatch:\n      spec:\n        "
+                                            "schedulingGroup: {podGroupName: storage}\n");
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
   EXPECT_TRUE(waitFor("the DaemonSet is created", 30s, [&](std::string& seen) {
     seen = kubectl({"get", "daemonset", "-n", "csi-grouped", "grouped-node", "-o",
@@ -695,7 +668,7 @@ spec:
   }));
   const Json ds = kubectlJson({"get", "daemonset", "-n", "csi-grouped", "grouped-node"});
   EXPECT_FALSE(ds["spec"]["template"]["spec"].contains("schedulingGroup"));
-  std::this_thread::sleep_for(15s); // a resync: an update would meet the field again
+  std::this_thread::sleep_for(12s); // a resync (10 s): an update would meet the field again
   EXPECT_NE(conditionField("grouped", "APIWarnings", "status"), "True")
       << conditionField("grouped", "APIWarnings", "message");
   EXPECT_EQ(op->log().find("schedulingGroup"), std::string::npos) << op->log();
@@ -712,16 +685,7 @@ TEST_F(Operator, APodSecurityRefusalIsReportedBeforeAnyDaemonSetExists) {
   ASSERT_TRUE(kubectl({"create", "namespace", ns}).ok());
   ASSERT_TRUE(
       kubectl({"label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"}).ok());
-  const std::string dd = R"(apiVersion: csiop.dev/v1alpha1
-kind: DriverDeployment
-metadata:
-  name: restricted
-spec:
-  driverName: restricted.csi.example.com
-  namespace: csi-restricted
-  driver:
-    image: registry.k8s.io/sig-storage/hostpathplugin:v1.17.0
-)";
+  const std::string dd = plainDd("restricted", "  namespace: csi-restricted\n");
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, dd).ok());
   EXPECT_TRUE(waitFor("the refusal is reported", 30s, [&](std::string& seen) {
     seen = conditionField("restricted", "Degraded", "reason") + ": " +
