@@ -481,17 +481,12 @@ std::string_view embeddedKubeSchemaText() {
 }
 
 std::string embeddedKubeSchemaVersion() {
-  // kubeSchemaSubset writes the version first: only the text up to the definitions is read.
-  const std::string_view text = embedded::kubeSchemaJson();
-  const auto definitions = text.find("\"definitions\"");
-  std::string head(text.substr(0, definitions));
-  const auto comma = head.find_last_of(',');
-  if (definitions == std::string_view::npos || comma == std::string::npos) {
-    return embeddedKubeSchema().kubernetesVersion();
-  }
-  head.resize(comma);
-  head += '}';
-  return Json::parse(head).at("kubernetesVersion").get<std::string>();
+  // The definitions are parsed past, not kept.
+  const Json head = Json::parse(
+      embedded::kubeSchemaJson(), [](int depth, Json::parse_event_t event, Json& parsed) {
+        return !(depth == 1 && event == Json::parse_event_t::key && parsed == "definitions");
+      });
+  return head.at("kubernetesVersion").get<std::string>();
 }
 
 const KubeSchema& embeddedKubeSchema() {

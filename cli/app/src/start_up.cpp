@@ -95,26 +95,6 @@ std::optional<int> serverMinor(const std::optional<kube::VersionInfo>& version) 
   return version ? driverdeployment::serverMinorVersion(version->minor) : std::nullopt;
 }
 
-namespace {
-
-// A schema's descriptions (text; a property named "description" is a schema, kept).
-void withoutDescriptions(api::Json& schema) {
-  if (schema.is_object()) {
-    if (const auto text = schema.find("description"); text != schema.end() && text->is_string()) {
-      schema.erase(text);
-    }
-    for (auto& [key, value] : schema.items()) {
-      withoutDescriptions(value);
-    }
-  } else if (schema.is_array()) {
-    for (auto& value : schema) {
-      withoutDescriptions(value);
-    }
-  }
-}
-
-} // namespace
-
 asio::awaitable<void> useServedKubeSchema(kube::Client& client,
                                           const std::optional<kube::VersionInfo>& version) {
   const std::string embedded = api::embeddedKubeSchemaVersion(); // not compiled: unused
@@ -134,11 +114,10 @@ asio::awaitable<void> useServedKubeSchema(kube::Client& client,
       }
       api::Json document =
           co_await client.getPath(path->at("serverRelativeURL").get<std::string>());
-      // Only the schemas, without their descriptions (most of a document): what the subset
-      // reads, and less memory held while the next one is read.
+      // Only the schemas (what the subset reads), not the paths: less memory held while the
+      // next document is read.
       api::Json schemas = std::move(document.at("components").at("schemas"));
       document = api::Json();
-      withoutDescriptions(schemas);
       documents.push_back(api::Json{{"components", {{"schemas", std::move(schemas)}}}});
     }
     api::Json subset =

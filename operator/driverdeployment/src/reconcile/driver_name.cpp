@@ -31,7 +31,7 @@ asio::awaitable<StepResult> Reconciler::checkDriverName(ReconcileRun& run) {
   const bool adopt = stringField(run.dd["metadata"].value("annotations", Json::object()),
                                  api::kAdoptAnnotation) == "true";
   CSIDriverDecision decision =
-      decideCSIDriver(liveDriver, desired, run.uid, adopt, csiDriverImmutable_);
+      decideCSIDriver(liveDriver, desired, run.uid, adopt, csiDriverImmutableFields(serverMinor_));
   if (liveDriver != nullptr && ownedBy(*liveDriver, run.uid) && !managed(*liveDriver)) {
     noteUnmanaged(*liveDriver, observed);
     decision.action = Action::Keep;
@@ -96,7 +96,7 @@ asio::awaitable<kube::Attempt<Json>> Reconciler::claimCSIDriver(CSIDriverDecisio
   // one succeeds, and the other gets AlreadyExists. It carries only what identifies the owner
   // and the server's immutable fields, under a field manager of its own; the apply that follows
   // owns everything else, so later applies can drop fields.
-  Json claim = csiDriverClaim(desired, csiDriverImmutable_);
+  Json claim = csiDriverClaim(desired, csiDriverImmutableFields(serverMinor_));
   const kube::CreateOptions options{.fieldManager = kClaimFieldManager};
   co_return co_await kube::attempt(client_.create(ref, std::move(claim), options));
 }

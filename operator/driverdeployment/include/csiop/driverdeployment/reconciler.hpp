@@ -153,10 +153,7 @@ public:
   // The API server's minor version (nullopt: unknown, taken as current): which CSIDriver fields
   // it refuses to change (csiDriverImmutableFields), and which fields it lacks
   // (api::checkServerVersion: an invalid spec).
-  void setServerMinor(std::optional<int> minor) {
-    serverMinor_ = minor;
-    csiDriverImmutable_ = csiDriverImmutableFields(minor);
-  }
+  void setServerMinor(std::optional<int> minor) { serverMinor_ = minor; }
 
 private:
   // The last status this reconciler wrote to a DriverDeployment, and the resourceVersion the
@@ -408,7 +405,6 @@ private:
   std::string smokePullPolicy_;
   std::string operatorVersion_ = "unknown";
   std::optional<int> serverMinor_;
-  std::vector<std::string> csiDriverImmutable_ = csiDriverImmutableFields(std::nullopt);
   // DriverDeployment -> the revision whose smoke tests' leftovers were swept ("": every smoke
   // object is gone); absent: not known since the operator started.
   std::map<std::string, std::string> smokeSwept_;
