@@ -353,8 +353,9 @@ EffectiveController controller(const DriverDeploymentSpec& spec, const Effective
   out.topologySpreadConstraints = orNull(c.topologySpreadConstraints);
   out.pod = pod(c.pod, c.hostNetwork, c.priorityClassName, defaults::kControllerPriorityClass);
   out.strategy = orNull(c.strategy);
-  // Several pods run the sidecars: the replicas, or one node plugin pod per node.
-  const bool le = out.replicas > 1 || out.inNodePlugin();
+  // Several pods run the sidecars: the replicas, or one node plugin pod per node (with
+  // SinglePod, one pod in the cluster: nothing to elect).
+  const bool le = out.replicas > 1 || (out.inNodePlugin() && !out.singlePod());
   out.sidecars = {
       sidecar(c.provisioner, Component::Provisioner, "csi-provisioner", true,
               defaults::kProvisionerPort, c, le, registry),
@@ -477,6 +478,11 @@ Effective resolve(const DriverDeployment& object) {
   }
   if (spec.controller) {
     out.controller = controller(spec, out.csiDriver, out.imageRegistry);
+    if (out.controller->singlePod() && !(spec.node && spec.node->tolerations)) {
+      // One pod for the cluster: where the scheduler may put any pod, not on every node whatever
+      // its taints (a cordoned one included), as a node plugin goes.
+      out.node.tolerations = Json::array();
+    }
   }
   out.storageClasses = orDefault(spec.storageClasses, {});
   out.configMaps = orDefault(spec.configMaps, {});

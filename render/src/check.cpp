@@ -200,7 +200,7 @@ api::ErrorList checkRendered(const api::DriverDeployment& object) {
   }
   if (nodePatched) {
     PodCheck(errors, "spec.node.podTemplatePatch")
-        .run(renderNodeDaemonSet(effective),
+        .run(renderNodePlugin(effective),
              {effective.node.driver.name, true, kSocketDir, "/registration"});
   }
   if (windowsPatched && effective.windowsNode) {

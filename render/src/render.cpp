@@ -1,6 +1,7 @@
 #include <csiop/render/render.hpp>
 
 #include <csiop/api/defaults.hpp>
+#include <csiop/api/json_access.hpp>
 
 #include "companions.hpp"
 #include "rbac.hpp"
@@ -23,7 +24,7 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
   append(renderRbac(effective));
   append(renderAggregatedClusterRoles(effective));
   append(renderConfigMaps(effective));
-  out.push_back(renderNodeDaemonSet(effective));
+  out.push_back(renderNodePlugin(effective));
   if (effective.windowsNode) {
     out.push_back(renderWindowsNodeDaemonSet(effective));
   }
@@ -38,6 +39,12 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
   append(renderVolumeSnapshotClasses(effective));
   append(renderObjects(effective));
   return out;
+}
+
+bool isNodePlugin(const Json& workload) {
+  const std::string c = api::stringField(api::member(api::member(workload, "metadata"), "labels"),
+                                         "app.kubernetes.io/component");
+  return c == component::kNode || c == component::kWindowsNode;
 }
 
 } // namespace csiop::render

@@ -81,14 +81,17 @@ Json podTemplate(const Effective& effective, const char* componentName,
   return tmpl;
 }
 
-// What a node plugin's DaemonSet has from its OS, beside its pod's layout.
+// What a node plugin's workload has from its OS, beside its pod's layout.
 struct NodePluginWorkload {
-  std::string name; // of the DaemonSet
+  std::string name; // of the DaemonSet (the StatefulSet)
   const char* component;
   Json podSpec;          // the pod spec's fields before the ones every node plugin has
   api::EffectivePod pod; // as the pod spec has it
   Json sidecars;         // the operator's containers after the livenessprobe
   Json updateStrategy;   // null: the server's default
+  // placement SinglePod: a StatefulSet of one replica (one pod in the cluster, never two at
+  // once, even while a node is lost), not a DaemonSet; its update strategy the server's default.
+  bool singlePod = false;
 };
 
 // The DaemonSet's updateStrategy: OnDelete where the operator replaces the plugin pods itself (a
@@ -103,8 +106,8 @@ Json nodePluginStrategy(const Effective& effective, const api::EffectiveNodePlug
   return strategy;
 }
 
-Json nodePluginDaemonSet(const Effective& effective, const api::EffectiveNodePlugin& n,
-                         const NodePluginLayout& layout, NodePluginWorkload workload) {
+Json nodePluginWorkload(const Effective& effective, const api::EffectiveNodePlugin& n,
+                        const NodePluginLayout& layout, NodePluginWorkload workload) {
   Json spec = std::move(workload.podSpec);
   commonPodFields(spec, workload.pod);
   setNodeSelector(spec, n.nodeSelector);
@@ -122,9 +125,13 @@ Json nodePluginDaemonSet(const Effective& effective, const api::EffectiveNodePlu
   containers(spec, std::move(own), workload.pod);
   spec["volumes"] = nodePluginVolumes(n, layout);
 
-  Json ds = object(effective, "apps/v1", "DaemonSet", workload.name, effective.namespace_,
-                   workload.component);
+  Json ds = object(effective, "apps/v1", workload.singlePod ? "StatefulSet" : "DaemonSet",
+                   workload.name, effective.namespace_, workload.component);
   Json dsSpec = Json::object();
+  if (workload.singlePod) {
+    dsSpec["replicas"] = 1;
+    dsSpec["serviceName"] = workload.name; // required; as for the controller, no Service
+  }
   dsSpec["selector"] = Json{{"matchLabels", selectorLabels(effective, workload.component)}};
   if (!workload.updateStrategy.is_null()) {
     dsSpec["updateStrategy"] = std::move(workload.updateStrategy);
@@ -154,7 +161,7 @@ api::EffectivePod hostProcessPod(api::EffectivePod pod) {
 
 } // namespace
 
-Json renderNodeDaemonSet(const Effective& effective) {
+Json renderNodePlugin(const Effective& effective) {
   const auto& n = effective.node;
   Json spec = Json::object();
   const bool withController = effective.controller && effective.controller->inNodePlugin();
@@ -176,13 +183,15 @@ Json renderNodeDaemonSet(const Effective& effective) {
       }
     }
   }
-  return nodePluginDaemonSet(effective, n, linuxNodeLayout(effective),
-                             {.name = nodeName(effective),
-                              .component = component::kNode,
-                              .podSpec = std::move(spec),
-                              .pod = n.pod,
-                              .sidecars = std::move(sidecars),
-                              .updateStrategy = nodePluginStrategy(effective, n)});
+  return nodePluginWorkload(
+      effective, n, linuxNodeLayout(effective),
+      {.name = nodeName(effective),
+       .component = component::kNode,
+       .podSpec = std::move(spec),
+       .pod = n.pod,
+       .sidecars = std::move(sidecars),
+       .updateStrategy = effective.singlePod() ? Json() : nodePluginStrategy(effective, n),
+       .singlePod = effective.singlePod()});
 }
 
 Json renderWindowsNodeDaemonSet(const Effective& effective) {
@@ -194,13 +203,13 @@ Json renderWindowsNodeDaemonSet(const Effective& effective) {
       nodeName(effective); // the node plugin's: the same driver, the same rules
   spec["automountServiceAccountToken"] =
       !effective.node.rbacRules.empty() || !effective.node.namespacedRbacRules.empty();
-  return nodePluginDaemonSet(effective, w, windowsNodeLayout(effective),
-                             {.name = windowsNodeName(effective),
-                              .component = component::kWindowsNode,
-                              .podSpec = std::move(spec),
-                              .pod = w.hostProcess ? hostProcessPod(w.pod) : w.pod,
-                              .sidecars = Json::array(),
-                              .updateStrategy = nodePluginStrategy(effective, w)});
+  return nodePluginWorkload(effective, w, windowsNodeLayout(effective),
+                            {.name = windowsNodeName(effective),
+                             .component = component::kWindowsNode,
+                             .podSpec = std::move(spec),
+                             .pod = w.hostProcess ? hostProcessPod(w.pod) : w.pod,
+                             .sidecars = Json::array(),
+                             .updateStrategy = nodePluginStrategy(effective, w)});
 }
 
 Json renderControllerWorkload(const Effective& effective) {

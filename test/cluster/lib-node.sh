@@ -565,6 +565,9 @@ evictionHard:
   imagefs.available: 1%
   imagefs.inodesFree: 1%
 maxPods: 110
+# Every pod is synced again at this period (1m by default). A mounted volume's online expansion
+# (NodeExpandVolume) waits for its pod's next sync, so the expansion e2e waited a minute for it.
+syncFrequency: 10s
 EOF
   start_component kubelet "${BIN_DIR}/kubelet" \
     --config="${nd}/kubelet.yaml" \

@@ -255,7 +255,7 @@ TEST_P(Example, RenderAppliesRollsOutAndDeletes) {
 
   // What to create first and what to wait for, from the rendered objects.
   Json namespaces = Json::array();
-  const Json* daemonSet = nullptr;        // the node plugin
+  const Json* daemonSet = nullptr; // the node plugin (a StatefulSet with placement SinglePod)
   const Json* windowsDaemonSet = nullptr; // spec.windowsNode's
   std::vector<const Json*> controllers;
   for (const auto& item : items) {
@@ -264,8 +264,8 @@ TEST_P(Example, RenderAppliesRollsOutAndDeletes) {
         item["metadata"].value("labels", Json::object()).value("app.kubernetes.io/component", "");
     if (kind == "Namespace")
       namespaces.push_back(item);
-    if (kind == "DaemonSet" && component == "node-plugin") {
-      ASSERT_EQ(daemonSet, nullptr) << "more than one node plugin DaemonSet rendered";
+    if ((kind == "DaemonSet" || kind == "StatefulSet") && component == "node-plugin") {
+      ASSERT_EQ(daemonSet, nullptr) << "more than one node plugin rendered";
       daemonSet = &item;
     }
     if (kind == "DaemonSet" && component == "windows-node-plugin") {
@@ -275,7 +275,7 @@ TEST_P(Example, RenderAppliesRollsOutAndDeletes) {
     if ((kind == "Deployment" || kind == "StatefulSet") && component == "controller-plugin")
       controllers.push_back(&item);
   }
-  ASSERT_NE(daemonSet, nullptr) << "no node DaemonSet in the rendered objects (" << rendered << ")";
+  ASSERT_NE(daemonSet, nullptr) << "no node plugin in the rendered objects (" << rendered << ")";
   ASSERT_LE(controllers.size(), 1u) << "more than one controller workload rendered";
   const std::string ns = (*daemonSet)["metadata"].value("namespace", "");
 
@@ -327,16 +327,21 @@ TEST_P(Example, RenderAppliesRollsOutAndDeletes) {
   expectNoWarnings(apply);
 
   const std::string dsName = (*daemonSet)["metadata"].value("name", "");
+  const std::string dsKind = daemonSet->value("kind", "");
   const int nodes = cluster().nodes;
+  // A node plugin of one pod (placement SinglePod) is ready once that pod is, on any one node.
+  const bool singlePod = dsKind == "StatefulSet";
+  const int expected = singlePod ? 1 : nodes;
   const bool dsReady =
-      waitFor("DaemonSet " + ns + "/" + dsName + " ready on " + std::to_string(nodes) + " nodes",
+      waitFor(dsKind + " " + ns + "/" + dsName + " ready on " + std::to_string(expected) + " nodes",
               120s, [&](std::string& seen) {
-                const auto ds = kubectlJson({"get", "daemonset", dsName, "-n", ns});
+                const auto ds = kubectlJson({"get", dsKind, dsName, "-n", ns});
                 const auto& st = ds["status"];
                 seen = st.dump(2);
                 return st.value("observedGeneration", 0) >= ds["metadata"].value("generation", 1) &&
-                       st.value("desiredNumberScheduled", -1) == nodes &&
-                       st.value("numberReady", -1) == nodes;
+                       (singlePod ? st.value("readyReplicas", -1) == 1
+                                  : st.value("desiredNumberScheduled", -1) == nodes &&
+                                        st.value("numberReady", -1) == nodes);
               });
   if (!dsReady)
     ADD_FAILURE() << diagnostics(ns);
@@ -548,8 +553,47 @@ TEST(InvalidDriverDeployment, ControllerPodFieldsWithPlacementNodePlugin) {
     invalid["spec"]["controller"][field] = value;
     expectRejected(valid, invalid,
                    {"spec.controller.placement: Forbidden",
-                    "with placement NodePlugin there is no controller workload"});
+                    "with placement NodePlugin or SinglePod there is no controller workload"});
   }
+}
+
+TEST(InvalidDriverDeployment, WhatNeedsANodePluginOnEveryNodeWithPlacementSinglePod) {
+  auto valid = minimalDriverDeployment("e2e-invalid-single-pod");
+  valid["spec"]["controller"] = Json::parse(R"({"placement": "SinglePod"})");
+  for (const auto& [field, value] :
+       {std::pair{"startupTaint", Json{{"key", "csiop.dev/e2e-not-ready"}}},
+        std::pair{"rollout", Json{{"type", "Verified"}}}}) {
+    SCOPED_TRACE(field);
+    auto invalid = valid;
+    invalid["spec"][field] = value;
+    expectRejected(valid, invalid,
+                   {std::string("spec.") +
+                        (std::string(field) == "rollout" ? "rollout.type" : field) + ": Forbidden",
+                    "not with controller.placement SinglePod"});
+  }
+}
+
+TEST(InvalidDriverDeployment, PlacementChangesNeitherToNorFromSinglePod) {
+  applyCrds();
+  const std::string name = "e2e-invalid-placement-change";
+  Cleanup cleanup([&] { kubectl({"delete", "dd", name, "--ignore-not-found", "--wait"}); });
+  auto dd = minimalDriverDeployment(name);
+  dd["spec"]["controller"] = Json::parse(R"({"placement": "NodePlugin"})");
+  const auto create = kubectl({"apply", "--validate=strict", "-f", "-"}, dd.dump());
+  ASSERT_TRUE(create.ok()) << create;
+  // Control: from one placement of many pods to the other.
+  dd["spec"]["controller"]["placement"] = "Workload";
+  const auto update = kubectl({"apply", "--validate=strict", "-f", "-"}, dd.dump());
+  ASSERT_TRUE(update.ok()) << update;
+
+  dd["spec"]["controller"]["placement"] = "SinglePod";
+  const auto change = kubectl({"apply", "--validate=strict", "-f", "-"}, dd.dump());
+  EXPECT_NE(change.exitCode, 0) << change;
+  EXPECT_TRUE(contains(change.err, "spec.controller.placement: Forbidden: controller.placement "
+                                   "cannot change to or from SinglePod"))
+      << change;
+  EXPECT_EQ(kubectlJson({"get", "dd", name})["spec"]["controller"].value("placement", ""),
+            "Workload");
 }
 
 TEST(InvalidDriverDeployment, DriverNameIsImmutable) {

@@ -28,6 +28,7 @@
 // (CSIOP_E2E_KEEP_CLUSTER=1 keeps it for debugging).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -767,6 +768,145 @@ TEST_F(RealNode, NodeLocalProvisioningPublishesTheNodesCapacityAndProvisionsOnIt
                         return seen.empty();
                       }));
   kubectl({"delete", "namespace", "csi-hostpath-local", "--wait=false"});
+}
+
+// The hostpath driver in the layout upstream deploys it in (examples/hostpath-single-pod.yaml,
+// placement SinglePod): one pod, a StatefulSet's, runs the driver, the registrar and every
+// controller sidecar, so every CSI call reaches the one process that knows the volumes. The
+// volume's whole life through it: provisioned, written, expanded, snapshotted, restored, deleted
+// with its data gone from the node.
+const std::string kSingleDd = "hostpath-single";
+const std::string kSingleDriver = "hostpath-single.csi.k8s.io";
+const std::string kSingleNamespace = "csi-hostpath-single";
+const std::string kSingleDataDir = "/var/lib/csi-hostpath-single-data"; // the example's hostPath
+
+// What the single pod's driver keeps on the node: its volumes and snapshots, beside state.json.
+std::set<std::string> singleDriverData() {
+  std::set<std::string> out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(kSingleDataDir, error)) {
+    if (entry.path().filename() != "state.json")
+      out.insert(entry.path().filename().string());
+  }
+  return out;
+}
+
+TEST_F(RealNode, TheUpstreamLayoutServesAVolumesWholeLifeFromOnePod) {
+  ASSERT_NO_FATAL_FAILURE(ensureOperator());
+  const auto apply =
+      kubectl({"apply", "-f", (sourceDir() / "examples/hostpath-single-pod.yaml").string()});
+  ASSERT_TRUE(apply.ok()) << apply;
+  ASSERT_TRUE(waitFor("hostpath-single Ready, registered on its node", 240s, [](std::string& seen) {
+    return ddReadyAtCurrentGeneration(kSingleDd, seen) &&
+           kubectl({"get", "dd", kSingleDd, "-o", "jsonpath={.status.nodes.registered}"}).out ==
+               "1" &&
+           registeredDrivers().contains(kSingleDriver);
+  }));
+  // One pod of a StatefulSet, no DaemonSet, no controller workload: every container in it.
+  EXPECT_EQ(kubectl({"get", "daemonset,deployment", "-n", kSingleNamespace, "-o", "name"}).out, "");
+  const Json pods = podsOf(kSingleNamespace, "csiop.dev/driverdeployment=" + kSingleDd);
+  ASSERT_EQ(pods["items"].size(), 1u) << pods.dump(2);
+  const Json& pod = pods["items"][0];
+  EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["kind"], "StatefulSet");
+  std::set<std::string> containers;
+  for (const auto& c : pod["spec"]["containers"])
+    containers.insert(c.value("name", ""));
+  EXPECT_EQ(containers,
+            (std::set<std::string>{"csi-driver", "node-driver-registrar", "liveness-probe",
+                                   "csi-provisioner", "csi-attacher", "csi-resizer",
+                                   "csi-snapshotter", "csi-external-health-monitor-controller"}));
+  const std::string podName = pod["metadata"]["name"];
+  const auto driverLog = [&] {
+    return kubectl({"logs", "-n", kSingleNamespace, podName, "-c", "csi-driver"}).out;
+  };
+
+  // Provisioned and written: the file is in the driver's directory on the node.
+  const std::string workload = claim("single", "csi-hostpath-single-sc", "1Gi") + "---\n" +
+                               claimUser("single-writer", "single", "hello", "written-in-one-pod");
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, workload).ok());
+  ASSERT_TRUE(waitFor("the writer Ready", 180s,
+                      [](std::string& seen) { return podReady("single-writer", seen); }));
+  const std::string pv = pvOf("single");
+  const std::string handle =
+      kubectl({"get", "pv", pv, "-o", "jsonpath={.spec.csi.volumeHandle}"}).out;
+  ASSERT_FALSE(handle.empty());
+  EXPECT_EQ(trimmed(readFile(kSingleDataDir + "/" + handle + "/hello")), "written-in-one-pod");
+
+  // Expanded: the controller's and the node's halves, by the same process.
+  ASSERT_TRUE(kubectl({"patch", "pvc", "single", "-n", kWorkloadNamespace, "--type=merge", "-p",
+                       R"({"spec":{"resources":{"requests":{"storage":"2Gi"}}}})"})
+                  .ok());
+  EXPECT_TRUE(waitFor("capacity 2Gi, no resize pending", 180s, [](std::string& seen) {
+    seen =
+        kubectl({"get", "pvc", "single", "-n", kWorkloadNamespace, "-o", "jsonpath={.status}"}).out;
+    return seen.find(R"("storage":"2Gi")") != std::string::npos &&
+           seen.find("Resiz") == std::string::npos;
+  }));
+
+  // Snapshotted and restored into a new volume with the data.
+  const std::string snapshot = R"(apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshot
+metadata:
+  name: single-snapshot
+  namespace: default
+spec:
+  volumeSnapshotClassName: csi-hostpath-single-snapclass
+  source:
+    persistentVolumeClaimName: single
+)";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, snapshot).ok());
+  ASSERT_TRUE(waitFor("the snapshot ready to use", 120s, [](std::string& seen) {
+    seen = kubectl({"get", "volumesnapshot", "single-snapshot", "-n", kWorkloadNamespace, "-o",
+                    "jsonpath={.status}"})
+               .out;
+    return seen.find("\"readyToUse\":true") != std::string::npos;
+  }));
+  const std::string restored =
+      claim("single-restored", "csi-hostpath-single-sc", "2Gi",
+            "  dataSource:\n    apiGroup: snapshot.storage.k8s.io\n    kind: VolumeSnapshot\n"
+            "    name: single-snapshot\n") +
+      "---\n" +
+      busyboxPod("single-reader", "true", "cat /data/hello", claimVolume("single-restored"));
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, restored).ok());
+  ASSERT_TRUE(waitFor("the reader of the restored volume Ready", 180s,
+                      [](std::string& seen) { return podReady("single-reader", seen); }));
+  const auto read = inPod("single-reader", "cat /data/hello");
+  EXPECT_EQ(trimmed(read.out), "written-in-one-pod") << read;
+  EXPECT_EQ(singleDriverData().size(), 3u) << "two volumes and a snapshot on the node";
+
+  // Deleted, through the driver that made them: nothing of them is left on the node.
+  const auto gone = kubectl({"delete", "-f", "-", "--wait=true", "--timeout=120s"},
+                            restored + "---\n" + snapshot + "---\n" + workload);
+  EXPECT_TRUE(gone.ok()) << gone;
+  EXPECT_TRUE(
+      waitFor("no volume, snapshot or attachment of the driver left", 120s, [](std::string& seen) {
+        seen = kubectl({"get", "pv,volumesnapshotcontents,volumeattachments", "-o",
+                        "jsonpath={range .items[*]}{.spec.csi.driver}"
+                        "{.spec.driver}{.spec.attacher} {end}"})
+                   .out;
+        return seen.find(kSingleDriver) == std::string::npos;
+      }));
+  EXPECT_TRUE(waitFor("the driver's data gone from the node", 60s, [](std::string& seen) {
+    const std::set<std::string> left = singleDriverData();
+    seen = joined({left.begin(), left.end()});
+    return left.empty();
+  }));
+  const std::string log = driverLog();
+  for (const char* call : {"/csi.v1.Controller/CreateVolume", "/csi.v1.Node/NodePublishVolume",
+                           "/csi.v1.Controller/ControllerExpandVolume",
+                           "/csi.v1.Node/NodeExpandVolume", "/csi.v1.Controller/CreateSnapshot",
+                           "/csi.v1.Controller/DeleteSnapshot", "/csi.v1.Controller/DeleteVolume"})
+    EXPECT_NE(log.find(call), std::string::npos) << call << " not in the one driver's log";
+  EXPECT_EQ(logProblems(kSingleNamespace, "csiop.dev/driverdeployment=" + kSingleDd),
+            std::vector<std::string>{});
+
+  deleteDd(kSingleDd);
+  EXPECT_TRUE(waitFor("the driver unregistered from the node", 60s, [](std::string& seen) {
+    const std::set<std::string> drivers = registeredDrivers();
+    seen = joined({drivers.begin(), drivers.end()});
+    return !drivers.contains(kSingleDriver);
+  }));
+  kubectl({"delete", "namespace", kSingleNamespace, "--wait=false"});
 }
 
 TEST_F(RealNode, DeletedNodePluginPodComesBackReRegisteredAndTheVolumeStaysReadable) {

@@ -5,13 +5,16 @@
 namespace csiop::api::validation {
 namespace {
 
-// The fields that shape a controller pod of its own, which placement NodePlugin has not.
+// The fields that shape a controller pod of its own, which placements NodePlugin and SinglePod
+// have not.
 void noControllerPod(Validator& v, const ControllerSpec& c, const std::string& p) {
+  const std::string message = "applies to the controller workload, and with placement " +
+                              c.placement.value_or("") +
+                              " there is none: the sidecars run in the node plugin's pods (set it "
+                              "under spec.node)";
   const auto reject = [&](const char* field, bool set) {
     if (set) {
-      v.add(forbidden(p + "." + field,
-                      "applies to the controller workload, and with placement NodePlugin there is "
-                      "none: the sidecars run in the node plugin's pods (set it under spec.node)"));
+      v.add(forbidden(p + "." + field, message));
     }
   };
   // kind has a schema default (Deployment), so only another value is the user's.
@@ -37,6 +40,29 @@ void noControllerPod(Validator& v, const ControllerSpec& c, const std::string& p
   reject("extraContainers", pod.extraContainers.has_value());
   reject("podLabels", pod.podLabels.has_value());
   reject("podAnnotations", pod.podAnnotations.has_value());
+}
+
+// With placement SinglePod the node plugin is one pod on one node (a StatefulSet of one replica):
+// what needs a node plugin on every node, or a DaemonSet, has none.
+void singlePod(Validator& v, const DriverDeploymentSpec& spec) {
+  const auto reject = [&v](const std::string& path, bool set, const char* why) {
+    if (set) {
+      v.add(forbidden(path, std::string("not with spec.controller.placement SinglePod: ") + why));
+    }
+  };
+  const NodeSpec node = spec.node.value_or(NodeSpec{});
+  reject("spec.windowsNode.enabled", spec.windowsNode && spec.windowsNode->enabled.value_or(true),
+         "the driver keeps its volumes in its one process, and a Windows node plugin would be "
+         "a second one that knows none of them");
+  reject("spec.node.provisioner.enabled",
+         node.provisioner && node.provisioner->enabled.value_or(false),
+         "the pod's provisioner is the controller's (spec.controller.provisioner)");
+  reject("spec.node.updateStrategy", node.updateStrategy.has_value(),
+         "it is a DaemonSet's, and the pod is a StatefulSet's, replaced when its template changes");
+  reject("spec.startupTaint", spec.startupTaint.has_value(),
+         "the driver registers on one node only, so every other node would keep the taint");
+  reject("spec.rollout.type", spec.rollout && spec.rollout->type == "Verified",
+         "a verified rollout replaces node plugin pods node by node, and there is one pod");
 }
 
 // spec.controller.strategy: the workload kind's own update strategy.
@@ -82,11 +108,16 @@ Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& no
   const std::string p = "spec.controller";
   if (c.placement) {
     v.oneOf(p + ".placement", *c.placement,
-            {defaults::kPlacementWorkload, defaults::kPlacementNodePlugin});
+            {defaults::kPlacementWorkload, defaults::kPlacementNodePlugin,
+             defaults::kPlacementSinglePod});
   }
-  const bool inNodePlugin = c.placement == defaults::kPlacementNodePlugin;
+  const bool single = c.placement == defaults::kPlacementSinglePod;
+  const bool inNodePlugin = c.placement == defaults::kPlacementNodePlugin || single;
   if (inNodePlugin) {
     noControllerPod(v, c, p);
+  }
+  if (single) {
+    singlePod(v, spec);
   }
   if (c.kind) {
     v.oneOf(p + ".kind", *c.kind, {"Deployment", "StatefulSet"});
@@ -148,7 +179,7 @@ Ports controller(Validator& v, const DriverDeploymentSpec& spec, const Ports& no
     }
     const bool ownSetting = s.spec && s.spec->leaderElection && s.spec->leaderElection->enabled;
     const bool leOff = ownSetting ? !*s.spec->leaderElection->enabled : leOffForAll;
-    if ((replicas > 1 || inNodePlugin) && leOff) {
+    if ((replicas > 1 || (inNodePlugin && !single)) && leOff) {
       v.add(forbidden(ownSetting ? sp + ".leaderElection.enabled" : p + ".leaderElection.enabled",
                       std::string("leader election must stay enabled ") +
                           (inNodePlugin ? "with placement NodePlugin: otherwise the " +

@@ -76,8 +76,9 @@ Validation validate(const DriverDeployment& object) {
     v.format("spec.namespace", *spec.namespace_, formats::dns1123Label(*spec.namespace_));
   }
   if (!spec.driver.image) {
-    const bool controllerPod =
-        spec.controller && spec.controller->placement != defaults::kPlacementNodePlugin;
+    const bool controllerPod = spec.controller &&
+                               spec.controller->placement != defaults::kPlacementNodePlugin &&
+                               spec.controller->placement != defaults::kPlacementSinglePod;
     const bool windowsPod = spec.windowsNode && spec.windowsNode->enabled.value_or(true);
     const bool everyPodHasOne =
         spec.node && spec.node->driver && spec.node->driver->image &&
@@ -137,6 +138,18 @@ Validation validate(const DriverDeployment& object) {
 
 Validation validateUpdate(const DriverDeployment& old, const DriverDeployment& updated) {
   Validation result = validate(updated);
+  const auto singlePod = [](const DriverDeployment& dd) {
+    return dd.spec.controller && dd.spec.controller->placement == defaults::kPlacementSinglePod;
+  };
+  if (singlePod(old) != singlePod(updated)) {
+    // The new node plugin and the old would run on the node at once, on one socket and one state
+    // directory: the operator creates what it renders before it deletes what it no longer does.
+    result.errors.push_back(forbidden(
+        "spec.controller.placement",
+        std::string("cannot change ") + (singlePod(old) ? "from" : "to") +
+            " SinglePod: the old and the new node plugin would run on one node at once, on one "
+            "socket and one state directory: delete the DriverDeployment and create it again"));
+  }
   if (old.spec.driverName != updated.spec.driverName) {
     result.errors.push_back(invalid("spec.driverName", updated.spec.driverName,
                                     "field is immutable (it was \"" + old.spec.driverName +

@@ -98,7 +98,8 @@ std::string workloadSpecDigest(const Json& spec, WorkloadPart part) {
   if (part == WorkloadPart::Controller) {
     rendered.erase("node");
     rendered.erase("windowsNode");
-  } else if (member(member(rendered, "controller"), "placement") != "NodePlugin") {
+  } else if (const Json& placement = member(member(rendered, "controller"), "placement");
+             placement != "NodePlugin" && placement != "SinglePod") {
     rendered.erase("controller");
   }
   if (const auto rollout = rendered.find("rollout"); rollout != rendered.end()) {

@@ -357,7 +357,7 @@ INSTANTIATE_TEST_SUITE_P(
                 Case{
                     "PlacementEnum",
                     "spec: {controller: {placement: Node}}",
-                    {R"(spec.controller.placement: Unsupported value: "Node": supported values: "Workload", "NodePlugin")"}},
+                    {R"(spec.controller.placement: Unsupported value: "Node": supported values: "Workload", "NodePlugin", "SinglePod")"}},
                 Case{"NodePluginPlacementHasNoControllerPod",
                      "spec: {controller: {placement: NodePlugin, kind: StatefulSet, replicas: 2, "
                      "nodeSelector: {a: b}, tolerations: [], affinity: {}, "
@@ -376,6 +376,37 @@ INSTANTIATE_TEST_SUITE_P(
                        }
                        return out;
                      }()},
+                Case{"SinglePodPlacementHasNoControllerPod",
+                     "spec: {controller: {placement: SinglePod, replicas: 1}}",
+                     {"spec.controller.replicas: Forbidden: applies to the controller workload, "
+                      "and with placement SinglePod there is none: the sidecars run in the node "
+                      "plugin's pods (set it under spec.node)"}},
+                Case{"SinglePodPlacementRefusesWhatNeedsANodePluginOnEveryNode",
+                     "spec: {controller: {placement: SinglePod, provisioner: {enabled: false}}, "
+                     "windowsNode: {driver: {image: 'w:1'}}, node: {provisioner: {enabled: "
+                     "true}, updateStrategy: {type: OnDelete}}, startupTaint: {key: "
+                     "csiop.dev/x}}",
+                     {"spec.windowsNode.enabled: Forbidden: not with spec.controller.placement "
+                      "SinglePod: the driver keeps its volumes in its one process, and a Windows "
+                      "node plugin would be a second one that knows none of them",
+                      "spec.node.provisioner.enabled: Forbidden: not with "
+                      "spec.controller.placement SinglePod: the pod's provisioner is the "
+                      "controller's (spec.controller.provisioner)",
+                      "spec.node.updateStrategy: Forbidden: not with spec.controller.placement "
+                      "SinglePod: it is a DaemonSet's, and the pod is a StatefulSet's, replaced "
+                      "when its template changes",
+                      "spec.startupTaint: Forbidden: not with spec.controller.placement "
+                      "SinglePod: the driver registers on one node only, so every other node "
+                      "would keep the taint"}},
+                Case{"SinglePodPlacementHasNoVerifiedRollout",
+                     "spec: {controller: {placement: SinglePod}, rollout: {type: Verified}}",
+                     {"spec.rollout.type: Forbidden: not with spec.controller.placement "
+                      "SinglePod: a verified rollout replaces node plugin pods node by node, and "
+                      "there is one pod"}},
+                Case{"SinglePodPlacementMayTurnLeaderElectionOff",
+                     "spec: {controller: {placement: SinglePod, leaderElection: {enabled: "
+                     "false}}}",
+                     {}},
                 Case{"NodePluginPlacementAcceptsTheDefaultKind",
                      "spec: {controller: {placement: NodePlugin, kind: Deployment}}",
                      {}},
@@ -451,6 +482,25 @@ TEST(Validation, DriverNameIsImmutable) {
       (std::vector<std::string>{
           R"(spec.driverName: Invalid value: "other.csi.example.com": field is immutable )"
           R"((it was "demo.csi.example.com"; create a new DriverDeployment for another driver))"}));
+}
+
+TEST(Validation, PlacementChangesNeitherToNorFromSinglePod) {
+  const DriverDeployment workload = decode(parseYaml(kBase)[0]).object;
+  DriverDeployment nodePlugin = workload;
+  nodePlugin.spec.controller->placement = "NodePlugin";
+  DriverDeployment single = workload;
+  single.spec.controller->placement = "SinglePod";
+  EXPECT_TRUE(validateUpdate(workload, nodePlugin).ok());
+  EXPECT_TRUE(validateUpdate(single, single).ok());
+  const std::string tail = " SinglePod: the old and the new node plugin would run on one node at "
+                           "once, on one socket and one state directory: delete the "
+                           "DriverDeployment and create it again";
+  EXPECT_EQ(
+      messages(validateUpdate(nodePlugin, single)),
+      (std::vector<std::string>{"spec.controller.placement: Forbidden: cannot change to" + tail}));
+  EXPECT_EQ(messages(validateUpdate(single, workload)),
+            (std::vector<std::string>{"spec.controller.placement: Forbidden: cannot change from" +
+                                      tail}));
 }
 
 TEST(Validation, ReportsEveryErrorAtOnce) {

@@ -36,10 +36,12 @@ inline constexpr std::int64_t kRolloutMaxDeadlineSeconds = 86'400; // a day
 // The smoke volume's claim: 1Gi, the smallest size many block and cloud drivers provision.
 inline constexpr const char* kRolloutSmokeSize = "1Gi";
 inline constexpr const char* kControllerKind = "Deployment";
-// spec.controller.placement: the sidecars run in a controller workload of their own, or
-// in the node plugin's pods beside its driver process.
+// spec.controller.placement: the sidecars run in a controller workload of their own, in the
+// node plugin's pods beside its driver process, or in the one pod of a node plugin that runs on
+// one node only (a StatefulSet of one replica instead of a DaemonSet).
 inline constexpr const char* kPlacementWorkload = "Workload";
 inline constexpr const char* kPlacementNodePlugin = "NodePlugin";
+inline constexpr const char* kPlacementSinglePod = "SinglePod";
 inline constexpr std::int32_t kRegistrarPort = 9809;
 inline constexpr std::int32_t kLivenessPort = 9808;
 inline constexpr std::int32_t kProvisionerPort = 8080;
@@ -200,7 +202,7 @@ struct EffectiveWindowsNode : EffectiveNodePlugin {
 };
 
 struct EffectiveController {
-  std::string placement; // Workload | NodePlugin
+  std::string placement; // Workload | NodePlugin | SinglePod
   std::string kind;      // of the workload, with placement Workload
   std::int32_t replicas = 1;
   StringMap nodeSelector;
@@ -220,8 +222,12 @@ struct EffectiveController {
 
   [[nodiscard]] const EffectiveSidecar* sidecar(Component c) const;
   // The sidecars run in the node plugin's pods, on its driver's socket: there is no
-  // controller workload, ServiceAccount or driver container of their own.
-  [[nodiscard]] bool inNodePlugin() const { return placement == defaults::kPlacementNodePlugin; }
+  // controller workload, ServiceAccount or driver container of their own (NodePlugin, SinglePod).
+  [[nodiscard]] bool inNodePlugin() const {
+    return placement == defaults::kPlacementNodePlugin || singlePod();
+  }
+  // The node plugin is one pod on one node, with the sidecars: no DaemonSet.
+  [[nodiscard]] bool singlePod() const { return placement == defaults::kPlacementSinglePod; }
 };
 
 struct EffectiveCSIDriver {
@@ -291,6 +297,13 @@ struct Effective {
   // A controller Deployment or StatefulSet is rendered (spec.controller with placement Workload).
   [[nodiscard]] bool hasControllerWorkload() const {
     return controller && !controller->inNodePlugin();
+  }
+  // spec.controller.placement SinglePod: the node plugin <name>-node is a StatefulSet of one
+  // replica, not a DaemonSet.
+  [[nodiscard]] bool singlePod() const { return controller && controller->singlePod(); }
+  // The kind of the node plugin's workload <name>-node.
+  [[nodiscard]] const char* nodeWorkloadKind() const {
+    return singlePod() ? "StatefulSet" : "DaemonSet";
   }
 };
 

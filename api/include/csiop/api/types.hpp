@@ -371,7 +371,7 @@ struct PodDisruptionBudgetSpec {
 // The controller side of the driver: its sidecars, and where they run (a Deployment or
 // StatefulSet of their own, or the node plugin's pods).
 struct ControllerSpec {
-  std::optional<std::string> placement; // Workload | NodePlugin
+  std::optional<std::string> placement; // Workload | NodePlugin | SinglePod
   std::optional<std::string> kind;      // Deployment | StatefulSet
   std::optional<std::int32_t> replicas;
   std::optional<StringMap> nodeSelector;

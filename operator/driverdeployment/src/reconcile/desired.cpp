@@ -63,7 +63,7 @@ asio::awaitable<bool> Reconciler::annotateConfigHashes(ReconcileRun& run) {
       continue;
     }
     std::vector<render::ConfigReference> refs = render::configReferences(workload);
-    const std::string what = kind == "DaemonSet" ? "the node plugin" : "the controller";
+    const std::string what = render::isNodePlugin(workload) ? "the node plugin" : "the controller";
     for (auto& r : render::storageClassSecretsOf(*run.effective, workload)) {
       refs.push_back(std::move(r));
     }

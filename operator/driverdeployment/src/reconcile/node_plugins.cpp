@@ -30,7 +30,9 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   Observed& observed = run.observed;
   const Json& strategy = effective.node.updateStrategy;
   const CachedChild* cachedDs =
-      caches_.child("DaemonSet")->get(effective.namespace_, effective.name + "-node");
+      effective.singlePod()
+          ? nullptr // no DaemonSet to roll
+          : caches_.child("DaemonSet")->get(effective.namespace_, effective.name + "-node");
   const Json* ds = cachedDs == nullptr ? nullptr : &cachedDs->head;
   if (!strategy.is_object() || strategy.value("type", Json()) != "WhenVolumesUnused" ||
       ds == nullptr || !ownedBy(*ds, run.uid) || !managed(*ds)) {

@@ -17,6 +17,7 @@
 #include <csiop/driverdeployment/ownership.hpp>
 #include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/render/config_refs.hpp>
+#include <csiop/render/render.hpp>
 
 #include "reconcile_run.hpp"
 
@@ -76,7 +77,7 @@ asio::awaitable<StepResult> Reconciler::holdOperatorUpdates(ReconcileRun& run) {
     if (!isWorkload(kind)) {
       continue;
     }
-    const RenderStamp& stamp = kind == "DaemonSet" ? nodeStamp : controllerStamp;
+    const RenderStamp& stamp = render::isNodePlugin(desired) ? nodeStamp : controllerStamp;
     const CachedChild* cached = cachedChild(desired);
     if (cached == nullptr || !ownedBy(cached->head, run.uid) || !managed(cached->head)) {
       setStamp(desired, stamp); // to be created (or not this DriverDeployment's to write)

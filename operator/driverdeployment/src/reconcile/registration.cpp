@@ -28,11 +28,12 @@ constexpr std::size_t kMaxWaitingMessage = 1024;
 asio::awaitable<StepResult> Reconciler::explainRegistration(ReconcileRun& run) {
   const api::Effective& effective = *run.effective;
   std::vector<const CachedPod*> pods;
-  for (const char* suffix : {"-node", "-node-windows"}) {
-    if (const CachedChild* daemonSet =
-            caches_.child("DaemonSet")->get(effective.namespace_, effective.name + suffix)) {
+  for (const auto& [kind, suffix] : {std::pair{effective.nodeWorkloadKind(), "-node"},
+                                     std::pair{"DaemonSet", "-node-windows"}}) {
+    if (const CachedChild* workload =
+            caches_.child(kind)->get(effective.namespace_, effective.name + suffix)) {
       const std::vector<const CachedPod*> of =
-          nodePluginPods(effective, api::metadataField(daemonSet->head, "uid"));
+          nodePluginPods(effective, api::metadataField(workload->head, "uid"));
       pods.insert(pods.end(), of.begin(), of.end());
     }
   }

@@ -91,9 +91,10 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
     out.observedCurrent = out.observedCurrent && !applied_.behindLastApply(live);
     return out;
   };
-  if (const CachedChild* daemonSet =
-          caches_.child("DaemonSet")->get(effective.namespace_, effective.name + "-node")) {
-    observed.nodes = observe(daemonSet->head, true);
+  const CachedChild* nodePlugin = caches_.child(effective.nodeWorkloadKind())
+                                      ->get(effective.namespace_, effective.name + "-node");
+  if (nodePlugin != nullptr) {
+    observed.nodes = observe(nodePlugin->head, !effective.singlePod());
   }
   // The Windows node plugin's nodes count as nodes of the driver alike.
   if (effective.windowsNode) {
@@ -130,7 +131,7 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
   // Workloads short of pods their controller could not create: the FailedCreate Events (a
   // Deployment's ReplicaFailure condition).
   std::vector<std::pair<std::string, std::string>> workloads = {
-      {"DaemonSet", effective.name + "-node"}};
+      {effective.nodeWorkloadKind(), effective.name + "-node"}};
   if (effective.windowsNode) {
     workloads.emplace_back("DaemonSet", effective.name + "-node-windows");
   }
@@ -148,7 +149,23 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
       observed.podCreationFailures.push_back(std::move(*failure));
     }
   }
-  observed.registered = static_cast<std::int32_t>(caches_.nodesRegistering(effective.driverName));
+  if (!effective.singlePod()) {
+    observed.registered = static_cast<std::int32_t>(caches_.nodesRegistering(effective.driverName));
+    return;
+  }
+  // One pod: registered where it runs. A node it ran on before may still list the driver (its
+  // kubelet removes it only once the registrar's socket is gone), and counts for nothing.
+  observed.registered = 0;
+  if (nodePlugin != nullptr) {
+    for (const CachedPod* pod :
+         nodePluginPods(effective, api::metadataField(nodePlugin->head, "uid"))) {
+      const CachedCSINode* csiNode = caches_.csiNodes.get("", pod->nodeName);
+      if (!pod->nodeName.empty() && csiNode != nullptr &&
+          std::ranges::find(csiNode->drivers, effective.driverName) != csiNode->drivers.end()) {
+        ++observed.registered;
+      }
+    }
+  }
 }
 
 asio::awaitable<std::optional<ReconcileResult>>

@@ -22,13 +22,17 @@ struct ClusterFacts {
 };
 
 // Objects in apply order: Namespace, CSIDriver, ServiceAccounts, RBAC, ConfigMaps,
-// DaemonSet, controller workload and its PodDisruptionBudget, Services, StorageClasses,
-// VolumeSnapshotClasses, then spec.objects. The input must be valid
-// (api::validate); render does not re-check it.
+// node plugin DaemonSet (with placement SinglePod, StatefulSet), controller workload and its
+// PodDisruptionBudget, Services, StorageClasses, VolumeSnapshotClasses, then spec.objects. The
+// input must be valid (api::validate); render does not re-check it.
 std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts& facts = {});
 
 // The labels and annotations the rendered objects carry (kOwnerLabel and the rest) are the
 // API's: csiop/api/annotations.hpp.
 std::string ownerSelector(const std::string& driverDeploymentName);
+
+// A rendered workload is a node plugin's (Linux or Windows), by its component label: a DaemonSet,
+// or with placement SinglePod a StatefulSet, as the controller's may be.
+bool isNodePlugin(const Json& workload);
 
 } // namespace csiop::render
