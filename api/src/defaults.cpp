@@ -492,6 +492,7 @@ Effective resolve(const DriverDeployment& object) {
     out.podDisruptionBudget = spec.controller->podDisruptionBudget;
   }
   out.secretAccess = orDefault(spec.secretAccess, {});
+  out.additionalNamespaces = orDefault(spec.additionalNamespaces, {});
   out.aggregatedClusterRoles = orDefault(spec.aggregatedClusterRoles, {});
   out.objects = orDefault(spec.objects, Json::array());
   out.requiredAPIs = orDefault(spec.requiredAPIs, {});

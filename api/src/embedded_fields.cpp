@@ -208,7 +208,8 @@ std::string embeddedDefinition(const std::string& parent, const std::string& lea
   if (leaf == "strategy") {
     return kControllerStrategy;
   }
-  if (leaf == "rbacRules" || leaf == "namespacedRbacRules" || leaf == "rules") {
+  if (leaf == "rbacRules" || leaf == "namespacedRbacRules" || leaf == "rules" ||
+      leaf == "controllerRbacRules" || leaf == "nodeRbacRules") {
     return "io.k8s.api.rbac.v1.Role/rules";
   }
   if (leaf == "minAvailable" || leaf == "maxUnavailable" || leaf == "batchSize") {

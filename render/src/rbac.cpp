@@ -311,6 +311,17 @@ std::vector<Json> renderRbac(const Effective& effective) {
     }
   }
   secretRoles(clusterScoped, namespaced, effective);
+  // spec.additionalNamespaces: a Role in each for the pods that use it.
+  for (const auto& n : effective.additionalNamespaces) {
+    if (n.nodeRbacRules && !n.nodeRbacRules->empty()) {
+      addRole(clusterScoped, namespaced, effective, rbacName(effective, "node-driver"), n.name,
+              *n.nodeRbacRules, nodeName(effective));
+    }
+    if (effective.controller && n.controllerRbacRules && !n.controllerRbacRules->empty()) {
+      addRole(clusterScoped, namespaced, effective, rbacName(effective, "controller-driver"),
+              n.name, *n.controllerRbacRules, controllerServiceAccount(effective));
+    }
+  }
   clusterScoped.insert(clusterScoped.end(), std::make_move_iterator(namespaced.begin()),
                        std::make_move_iterator(namespaced.end()));
   return clusterScoped;

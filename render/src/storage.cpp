@@ -16,19 +16,32 @@ bool isSystemNamespace(const std::string& ns) {
 } // namespace
 
 std::vector<Json> renderNamespace(const Effective& effective) {
-  if (!effective.createNamespace || isSystemNamespace(effective.namespace_)) {
-    return {};
+  std::vector<Json> out;
+  if (!effective.createNamespace) {
+    return out;
   }
   // Created if missing, never owned: a namespace may hold things that are not
   // ours, so it gets no owner reference and is never deleted by the operator.
-  Json ns = Json{
-      {"apiVersion", "v1"},
-      {"kind", "Namespace"},
-      {"metadata",
-       {{"name", effective.namespace_}, {"labels", labels(effective, component::kNamespace)}}}};
-  // Node plugins are privileged pods; Pod Security Admission must allow them.
-  ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "privileged";
-  return {ns};
+  const auto add = [&](const std::string& name) {
+    if (isSystemNamespace(name)) {
+      return;
+    }
+    out.push_back(
+        Json{{"apiVersion", "v1"},
+             {"kind", "Namespace"},
+             {"metadata", {{"name", name}, {"labels", labels(effective, component::kNamespace)}}}});
+  };
+  add(effective.namespace_);
+  if (!out.empty()) {
+    // Node plugins are privileged pods; Pod Security Admission must allow them.
+    out.back()["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "privileged";
+  }
+  // A driver's further namespaces hold its own objects (OpenEBS LVM LocalPV's LVMVolumes, whose
+  // deletion destroys the volumes' data), no pods: never deleted either, whatever deletionPolicy.
+  for (const auto& n : effective.additionalNamespaces) {
+    add(n.name);
+  }
+  return out;
 }
 
 Json renderCSIDriver(const Effective& effective, bool v1) {

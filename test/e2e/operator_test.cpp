@@ -542,6 +542,52 @@ spec:
   kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
+// spec.additionalNamespaces (OpenEBS LVM LocalPV keeps its LVMVolumes in a namespace of their
+// own): created with the driver, a Role there for each pod's account, the Roles pruned when the
+// entry goes, and the namespace itself never deleted (its records are the volumes').
+TEST_F(Operator, AnAdditionalNamespaceIsCreatedWithItsRolesAndOutlivesTheDriver) {
+  const std::string extra = "csi-lvm-records";
+  const std::string rules = "  additionalNamespaces:\n  - name: " + extra +
+                            "\n    controllerRbacRules:\n    - {apiGroups: [''], resources: "
+                            "[configmaps], verbs: [get, list, watch, create, delete]}\n"
+                            "    nodeRbacRules:\n    - {apiGroups: [''], resources: [configmaps], "
+                            "verbs: [get]}\n";
+  const std::string controller = "  controller: {attacher: {enabled: false}}\n";
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, plainDd("lvm", controller + rules)).ok());
+  const auto can = [&](const std::string& verb, const std::string& ns, const std::string& sa) {
+    return trimmed(kubectl({"auth", "can-i", verb, "configmaps", "-n", ns, "--as",
+                            "system:serviceaccount:csi-lvm:" + sa})
+                       .out);
+  };
+  EXPECT_TRUE(waitFor(
+      "the namespace and its Roles, bound to each pod's account", 60s, [&](std::string& seen) {
+        seen = can("create", extra, "lvm-controller") + "/" + can("get", extra, "lvm-node") + "/" +
+               can("create", extra, "lvm-node");
+        return seen == "yes/yes/no";
+      }));
+  EXPECT_EQ(can("create", "default", "lvm-controller"), "no") << "granted beyond the namespace";
+  EXPECT_EQ(kubectl({"get", "namespace", extra, "-o", "jsonpath={.metadata.ownerReferences}"}).out,
+            "");
+
+  // The entry goes: its Roles go, the namespace stays.
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, plainDd("lvm", controller)).ok());
+  EXPECT_TRUE(waitFor("the Roles pruned", 60s, [&](std::string& seen) {
+    seen = kubectl({"get", "roles,rolebindings", "-n", extra, "-o", "name"}).out;
+    return seen.empty();
+  }));
+  EXPECT_EQ(can("get", extra, "lvm-node"), "no");
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, plainDd("lvm", controller + rules)).ok());
+  EXPECT_TRUE(waitFor("the Roles back", 60s, [&](std::string& seen) {
+    seen = can("get", extra, "lvm-node");
+    return seen == "yes";
+  }));
+  deleteDd("lvm");
+  EXPECT_EQ(kubectl({"get", "roles", "-n", extra, "-o", "name"}).out, "");
+  EXPECT_EQ(kubectl({"get", "namespace", extra, "-o", "jsonpath={.status.phase}"}).out, "Active")
+      << "deleting the driver deleted its additional namespace";
+  kubectl({"delete", "namespace", extra, "csi-lvm", "--wait=false"});
+}
+
 // What the API server says of a write it takes but doubts (a Warning header) is heard: a
 // deprecated node label is logged with the object and the server's words, counted in
 // csiop_api_warnings_total by resource, and said in the APIWarnings condition. A field Kubernetes

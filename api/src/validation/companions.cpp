@@ -438,6 +438,37 @@ void requiredAPIs(Validator& v, const DriverDeploymentSpec& spec) {
   }
 }
 
+// spec.additionalNamespaces: each a namespace of its own, with the rules of the pods that use it.
+void additionalNamespaces(Validator& v, const DriverDeploymentSpec& spec) {
+  if (!spec.additionalNamespaces) {
+    return;
+  }
+  const std::string p = "spec.additionalNamespaces";
+  constexpr std::size_t kMaxNamespaces = 8;
+  if (spec.additionalNamespaces->size() > kMaxNamespaces) {
+    v.add(tooMany(p, spec.additionalNamespaces->size(), kMaxNamespaces));
+  }
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < spec.additionalNamespaces->size(); ++i) {
+    const AdditionalNamespace& n = (*spec.additionalNamespaces)[i];
+    const std::string ip = idx(p, i);
+    if (n.name.empty()) {
+      v.add(required(ip + ".name"));
+    } else {
+      v.format(ip + ".name", n.name, formats::dns1123Label(n.name));
+      if (!seen.insert(n.name).second) {
+        v.add(duplicate(ip + ".name", n.name));
+      }
+    }
+    v.rbacRules(ip + ".controllerRbacRules", n.controllerRbacRules);
+    v.rbacRules(ip + ".nodeRbacRules", n.nodeRbacRules);
+    if (n.controllerRbacRules && !spec.controller) {
+      v.add(forbidden(ip + ".controllerRbacRules",
+                      "there is no spec.controller: the node plugin's rules are nodeRbacRules"));
+    }
+  }
+}
+
 } // namespace
 
 void companions(Validator& v, const DriverDeploymentSpec& spec) {
@@ -446,6 +477,7 @@ void companions(Validator& v, const DriverDeploymentSpec& spec) {
   volumeSnapshotClasses(v, spec);
   podDisruptionBudget(v, spec);
   secretAccess(v, spec);
+  additionalNamespaces(v, spec);
   aggregatedClusterRoles(v, spec);
   objects(v, spec);
   requiredAPIs(v, spec);

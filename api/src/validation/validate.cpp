@@ -95,6 +95,16 @@ Validation validate(const DriverDeployment& object) {
   validation::rollout(v, spec);
   validation::storageClasses(v, spec);
   validation::companions(v, spec);
+  if (spec.additionalNamespaces) {
+    const std::string own = driverNamespaceOf(object.name(), spec.namespace_.value_or(""));
+    for (std::size_t i = 0; i < spec.additionalNamespaces->size(); ++i) {
+      if ((*spec.additionalNamespaces)[i].name == own) {
+        v.add(invalid(idx("spec.additionalNamespaces", i) + ".name", own,
+                      "is the driver's own namespace (spec.namespace): its rules are "
+                      "spec.node.namespacedRbacRules and spec.controller.namespacedRbacRules"));
+      }
+    }
+  }
 
   if (spec.imagePullSecrets) {
     const auto& s = *spec.imagePullSecrets;

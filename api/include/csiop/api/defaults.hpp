@@ -283,6 +283,7 @@ struct Effective {
   std::vector<VolumeSnapshotClassSpec> volumeSnapshotClasses;
   std::optional<PodDisruptionBudgetSpec> podDisruptionBudget; // of the controller workload
   std::vector<SecretAccess> secretAccess;
+  std::vector<AdditionalNamespace> additionalNamespaces;
   std::vector<AggregatedClusterRole> aggregatedClusterRoles;
   Json objects = Json::array();
   std::vector<std::string> requiredAPIs;

@@ -545,6 +545,21 @@ struct SecretAccess {
   }
 };
 
+// A namespace beside spec.namespace that the driver keeps objects of its own in (OpenEBS LVM
+// LocalPV's LVMVolumes in LVM_NAMESPACE): created if missing, never deleted, and the rules the
+// driver's pods need there.
+struct AdditionalNamespace {
+  std::string name;
+  std::optional<Json> controllerRbacRules; // a Role there, bound to the controller's account
+  std::optional<Json> nodeRbacRules;       // a Role there, bound to the node plugin's account
+
+  template <class V> void fields(V&& v) {
+    v("name", name);
+    v("controllerRbacRules", controllerRbacRules);
+    v("nodeRbacRules", nodeRbacRules);
+  }
+};
+
 // The canary nodes of a verified rollout: the first `nodes` nodes (by name) that may be updated,
 // among those the nodeSelector picks when it is given (a pool the admin chose).
 struct RolloutCanary {
@@ -649,6 +664,7 @@ struct DriverDeploymentSpec {
   std::optional<std::vector<ServiceSpec>> services;
   std::optional<std::vector<VolumeSnapshotClassSpec>> volumeSnapshotClasses;
   std::optional<std::vector<SecretAccess>> secretAccess;
+  std::optional<std::vector<AdditionalNamespace>> additionalNamespaces;
   std::optional<std::vector<AggregatedClusterRole>> aggregatedClusterRoles;
   std::optional<Json> objects; // further namespaced objects of the kinds the operator may create
   std::optional<std::vector<std::string>> requiredAPIs; // "group/version/resource", reported
@@ -674,6 +690,7 @@ struct DriverDeploymentSpec {
     v("services", services);
     v("volumeSnapshotClasses", volumeSnapshotClasses);
     v("secretAccess", secretAccess);
+    v("additionalNamespaces", additionalNamespaces);
     v("aggregatedClusterRoles", aggregatedClusterRoles);
     v("objects", objects);
     v("requiredAPIs", requiredAPIs);
