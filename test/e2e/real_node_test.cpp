@@ -242,6 +242,33 @@ spec:
          size + "\n" + dataSource;
 }
 
+// A VolumeSnapshot of the claim `pvc` of the workload namespace.
+std::string volumeSnapshot(const std::string& name, const std::string& snapshotClass,
+                           const std::string& pvc) {
+  return "apiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshot\nmetadata:\n  name: " +
+         name + "\n  namespace: " + kWorkloadNamespace +
+         "\nspec:\n  volumeSnapshotClassName: " + snapshotClass +
+         "\n  source:\n    persistentVolumeClaimName: " + pvc + "\n";
+}
+
+bool snapshotReady(const std::string& name, std::string& seen) {
+  seen =
+      kubectl({"get", "volumesnapshot", name, "-n", kWorkloadNamespace, "-o", "jsonpath={.status}"})
+          .out;
+  return seen.find("\"readyToUse\":true") != std::string::npos;
+}
+
+// A claim of `size` restored from `snapshot`, and the pod `reader`, ready while it can read the
+// restored /data/hello.
+std::string restoredClaimAndReader(const std::string& name, const std::string& storageClass,
+                                   const std::string& snapshot, const std::string& reader) {
+  return claim(name, storageClass, "2Gi",
+               "  dataSource:\n    apiGroup: snapshot.storage.k8s.io\n    kind: VolumeSnapshot\n"
+               "    name: " +
+                   snapshot + "\n") +
+         "---\n" + busyboxPod(reader, "true", "cat /data/hello", claimVolume(name));
+}
+
 std::string workloadManifest() {
   return claim("data", "csi-hostpath-sc", "1Gi") + "---\n" + writerPod();
 }
@@ -629,29 +656,13 @@ metadata:
 driver: hostpath.csi.k8s.io
 deletionPolicy: Delete
 ---
-apiVersion: snapshot.storage.k8s.io/v1
-kind: VolumeSnapshot
-metadata:
-  name: data-snapshot
-  namespace: default
-spec:
-  volumeSnapshotClassName: csi-hostpath-snapclass
-  source:
-    persistentVolumeClaimName: data
-)";
+)" + volumeSnapshot("data-snapshot", "csi-hostpath-snapclass", "data");
   const auto snap = kubectl({"apply", "-f", "-"}, manifest);
   ASSERT_TRUE(snap.ok()) << snap;
-  ASSERT_TRUE(waitFor("the snapshot is ready to use", 120s, [](std::string& seen) {
-    seen = kubectl({"get", "volumesnapshot", "data-snapshot", "-n", kWorkloadNamespace, "-o",
-                    "jsonpath={.status}"})
-               .out;
-    return seen.find("\"readyToUse\":true") != std::string::npos;
-  }));
+  ASSERT_TRUE(waitFor("the snapshot is ready to use", 120s,
+                      [](std::string& seen) { return snapshotReady("data-snapshot", seen); }));
   const std::string restored =
-      claim("restored", "csi-hostpath-sc", "2Gi",
-            "  dataSource:\n    apiGroup: snapshot.storage.k8s.io\n    kind: VolumeSnapshot\n"
-            "    name: data-snapshot\n") +
-      "---\n" + busyboxPod("reader", "true", "cat /data/hello", claimVolume("restored"));
+      restoredClaimAndReader("restored", "csi-hostpath-sc", "data-snapshot", "reader");
   const auto apply = kubectl({"apply", "-f", "-"}, restored);
   ASSERT_TRUE(apply.ok()) << apply;
   ASSERT_TRUE(waitFor("the reader of the restored volume Ready", 180s,
@@ -844,29 +855,13 @@ TEST_F(RealNode, TheUpstreamLayoutServesAVolumesWholeLifeFromOnePod) {
   }));
 
   // Snapshotted and restored into a new volume with the data.
-  const std::string snapshot = R"(apiVersion: snapshot.storage.k8s.io/v1
-kind: VolumeSnapshot
-metadata:
-  name: single-snapshot
-  namespace: default
-spec:
-  volumeSnapshotClassName: csi-hostpath-single-snapclass
-  source:
-    persistentVolumeClaimName: single
-)";
+  const std::string snapshot =
+      volumeSnapshot("single-snapshot", "csi-hostpath-single-snapclass", "single");
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, snapshot).ok());
-  ASSERT_TRUE(waitFor("the snapshot ready to use", 120s, [](std::string& seen) {
-    seen = kubectl({"get", "volumesnapshot", "single-snapshot", "-n", kWorkloadNamespace, "-o",
-                    "jsonpath={.status}"})
-               .out;
-    return seen.find("\"readyToUse\":true") != std::string::npos;
-  }));
-  const std::string restored =
-      claim("single-restored", "csi-hostpath-single-sc", "2Gi",
-            "  dataSource:\n    apiGroup: snapshot.storage.k8s.io\n    kind: VolumeSnapshot\n"
-            "    name: single-snapshot\n") +
-      "---\n" +
-      busyboxPod("single-reader", "true", "cat /data/hello", claimVolume("single-restored"));
+  ASSERT_TRUE(waitFor("the snapshot ready to use", 120s,
+                      [](std::string& seen) { return snapshotReady("single-snapshot", seen); }));
+  const std::string restored = restoredClaimAndReader("single-restored", "csi-hostpath-single-sc",
+                                                      "single-snapshot", "single-reader");
   ASSERT_TRUE(kubectl({"apply", "-f", "-"}, restored).ok());
   ASSERT_TRUE(waitFor("the reader of the restored volume Ready", 180s,
                       [](std::string& seen) { return podReady("single-reader", seen); }));

@@ -79,4 +79,13 @@ inline std::string dd(const std::string& specExtra, const std::string& name = "d
          specExtra;
 }
 
+// dd() with spec.controller.placement `placement` (and more of the controller and the spec),
+// rendered.
+inline std::vector<Json> renderPlaced(const std::string& placement,
+                                      const std::string& controllerExtra = "",
+                                      const std::string& specExtra = "") {
+  return render::render(
+      load(dd("  controller:\n    placement: " + placement + "\n" + controllerExtra + specExtra)));
+}
+
 } // namespace csiop::testutil

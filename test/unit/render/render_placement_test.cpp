@@ -21,8 +21,7 @@ using testutil::ofKind;
 
 std::vector<Json> renderInNodePlugin(const std::string& controllerExtra = "",
                                      const std::string& specExtra = "") {
-  return render::render(
-      load(dd("  controller:\n    placement: NodePlugin\n" + controllerExtra + specExtra)));
+  return testutil::renderPlaced("NodePlugin", controllerExtra, specExtra);
 }
 
 TEST(RenderPlacement, SidecarsJoinTheNodePluginAndNoControllerWorkloadIsRendered) {

@@ -20,8 +20,7 @@ using testutil::ofKind;
 
 std::vector<Json> renderSinglePod(const std::string& controllerExtra = "",
                                   const std::string& specExtra = "") {
-  return render::render(
-      load(dd("  controller:\n    placement: SinglePod\n" + controllerExtra + specExtra)));
+  return testutil::renderPlaced("SinglePod", controllerExtra, specExtra);
 }
 
 TEST(RenderSinglePod, TheNodePluginIsAStatefulSetOfOnePodWithTheSidecars) {
