@@ -464,14 +464,8 @@ TEST(VendorOpenebsLvm, CRDsArePrerequisitesNotObjects) {
   for (const char* kind : {"CustomResourceDefinition", "PriorityClass"}) {
     EXPECT_TRUE(testutil::ofKind(objects(), kind).empty()) << kind;
   }
-  const auto path = std::filesystem::path(CSIOP_SOURCE_DIR) / "examples/openebs-lvm.yaml";
-  std::ifstream in(path, std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  const api::Effective e = api::resolve(testutil::load(text));
-  std::vector<std::string> apis;
-  for (const auto& a : render::requiredApis(e)) {
-    apis.push_back(a.str());
-  }
+  const api::Effective e = api::resolve(loadExample("openebs-lvm"));
+  const std::vector<std::string> apis = requiredApisOf(e);
   // The snapshotter's first, then spec.requiredAPIs in their order.
   EXPECT_EQ(apis, (std::vector<std::string>{"snapshot.storage.k8s.io/v1/volumesnapshotclasses",
                                             "snapshot.storage.k8s.io/v1/volumesnapshotcontents",

@@ -217,14 +217,8 @@ TEST(VendorSecretsStore, NodeOnlyWithTheCRDsAsPrerequisites) {
   }
   EXPECT_EQ(testutil::find(objs, "ServiceAccount", "secrets-store-controller", kNamespace),
             nullptr);
-  const auto path = std::filesystem::path(CSIOP_SOURCE_DIR) / "examples/secrets-store.yaml";
-  std::ifstream in(path, std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  const api::Effective e = api::resolve(testutil::load(text));
-  std::vector<std::string> apis;
-  for (const auto& a : render::requiredApis(e)) {
-    apis.push_back(a.str());
-  }
+  const api::Effective e = api::resolve(loadExample("secrets-store"));
+  const std::vector<std::string> apis = requiredApisOf(e);
   EXPECT_EQ(apis, (std::vector<std::string>{
                       "secrets-store.csi.x-k8s.io/v1/secretproviderclasses",
                       "secrets-store.csi.x-k8s.io/v1/secretproviderclasspodstatuses"}));

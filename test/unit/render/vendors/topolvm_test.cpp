@@ -429,14 +429,8 @@ TEST(VendorTopoLvm, CRDsArePrerequisitesNotObjects) {
                            "MutatingWebhookConfiguration", "Certificate", "Issuer"}) {
     EXPECT_TRUE(testutil::ofKind(objs, kind).empty()) << kind;
   }
-  const auto path = std::filesystem::path(CSIOP_SOURCE_DIR) / "examples/topolvm.yaml";
-  std::ifstream in(path, std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  const api::Effective e = api::resolve(testutil::load(text));
-  std::vector<std::string> apis;
-  for (const auto& a : render::requiredApis(e)) {
-    apis.push_back(a.str());
-  }
+  const api::Effective e = api::resolve(loadExample("topolvm"));
+  const std::vector<std::string> apis = requiredApisOf(e);
   EXPECT_EQ(apis, (std::vector<std::string>{"snapshot.storage.k8s.io/v1/volumesnapshotclasses",
                                             "snapshot.storage.k8s.io/v1/volumesnapshotcontents",
                                             "topolvm.io/v1/logicalvolumes"}));

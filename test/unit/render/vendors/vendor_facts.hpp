@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/render/prerequisites.hpp>
 
 #include "../../common/render_test_util.hpp"
 
@@ -21,13 +22,27 @@ namespace csiop::vendors {
 
 using api::Json;
 
-// The rendered objects of examples/<stem>.yaml.
-inline std::vector<Json> renderExample(const std::string& stem) {
+// examples/<stem>.yaml, loaded.
+inline api::DriverDeployment loadExample(const std::string& stem) {
   const auto path = std::filesystem::path(CSIOP_SOURCE_DIR) / "examples" / (stem + ".yaml");
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << path;
   const std::string text{std::istreambuf_iterator<char>(in), {}};
-  return render::render(testutil::load(text));
+  return testutil::load(text);
+}
+
+// The rendered objects of examples/<stem>.yaml.
+inline std::vector<Json> renderExample(const std::string& stem) {
+  return render::render(loadExample(stem));
+}
+
+// The APIs a resolved example needs served ("group/version/resource"), in render's order.
+inline std::vector<std::string> requiredApisOf(const api::Effective& e) {
+  std::vector<std::string> apis;
+  for (const auto& a : render::requiredApis(e)) {
+    apis.push_back(a.str());
+  }
+  return apis;
 }
 
 // The object, or a test failure (and a null JSON to keep going).
