@@ -61,7 +61,23 @@ asio::awaitable<ReviewResult> Admitter::review(std::string body) {
     co_return std::move(*result);
   }
   const Json request = std::move(std::get<Json>(read));
+  bool volumesKnown = true;
+  const std::string deleted =
+      stringField(member(member(request, "oldObject"), "spec"), "driverName");
+  if (stringField(request, "operation") == "DELETE" && !deleted.empty() && api_.readyVolumesInUse) {
+    try {
+      volumesKnown = co_await api_.readyVolumesInUse(deleted);
+    } catch (const std::exception&) {
+      volumesKnown = false;
+    }
+  }
   Decision decision = co_await decideWithRival(request);
+  if (!volumesKnown && decision.allowed) {
+    // The finalizer still waits for what is in use; the webhook could only say less at once.
+    decision.warnings.push_back("the pods that may use driver " + deleted +
+                                "'s inline volumes could not be listed in time: the deletion "
+                                "waits while any does");
+  }
   if (decision.allowed && !decision.requirements.empty()) {
     const UserInfo user = userInfoOf(request);
     std::string missing;

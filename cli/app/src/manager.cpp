@@ -67,6 +67,10 @@ constexpr std::chrono::seconds kCacheSizesPeriod{10};
 // anyway (it must never hang: the kubelet restarts it once it has exited).
 constexpr std::chrono::seconds kFatalDrainDeadline{10};
 
+// How long a DELETE's review waits for the pods with volumes to be listed (the API server gives
+// the webhook 10 s by default); after it, the review answers with what it knows.
+constexpr std::chrono::seconds kWebhookPodsWait{5};
+
 // How often the start of the informers and of the workers looks whether the caches are synced.
 constexpr std::chrono::milliseconds kSyncPoll{50};
 
@@ -207,6 +211,8 @@ private:
   // Every replica keeps warm caches (readiness, a fast take-over, the webhook's duplicate
   // check); only the leader runs the workers that write.
   asio::awaitable<void> startInformers();
+  // What the webhook asks the API server, and readies of the caches before a DELETE.
+  webhook::AuthorityApi webhookApi(Caches& caches);
   asio::awaitable<void> lead();
   // The workers, once the caches are synced; then the prerequisites poll until shutdown.
   asio::awaitable<void> startWorkers();
@@ -271,7 +277,9 @@ http::HttpHandler Manager::metricsEndpoint() {
       measured = now;
       // Several caches may hold one resource (the Events of each reason): summed.
       std::map<std::string, std::pair<std::size_t, std::size_t>> byResource;
-      for (const runtime::RunnableCache* cache : reconciling_->caches.all()) {
+      std::vector<runtime::RunnableCache*> caches = reconciling_->caches.all();
+      caches.push_back(&reconciling_->caches.podsWithVolumes);
+      for (const runtime::RunnableCache* cache : caches) {
         auto& [objects, heapBytes] = byResource[cache->cachedResource().resource];
         objects += cache->cachedObjects();
         heapBytes += cache->cachedHeapBytes();
@@ -333,6 +341,7 @@ void Manager::shutdown() {
     for (runtime::RunnableCache* cache : reconciling_->caches.all()) {
       cache->stop();
     }
+    reconciling_->caches.podsWithVolumesOnDemand.stop();
   }
   resync_.stop();
   idleRelease_.stop();
@@ -368,7 +377,18 @@ std::unique_ptr<webhook::WebhookServer> Manager::makeWebhookServer() {
           .observe = [this](std::string_view outcome,
                             double seconds) { metrics_.observeReview(outcome, seconds); }},
       clusterView(reconciling_->caches, options_.driverNamespaces, serverMinor_),
-      kubeAuthority(client_), [this] { return reconciling_->caches.synced(); });
+      webhookApi(reconciling_->caches), [this] { return reconciling_->caches.synced(); });
+}
+
+webhook::AuthorityApi Manager::webhookApi(Caches& caches) {
+  webhook::AuthorityApi api = kubeAuthority(client_);
+  api.readyVolumesInUse = [&caches](std::string driverName) -> asio::awaitable<bool> {
+    if (!caches.servesInlineVolumes(driverName)) {
+      co_return true; // no pod can have an inline volume of it: the rest is always cached
+    }
+    co_return co_await caches.podsWithVolumesOnDemand.demand(kWebhookPodsWait);
+  };
+  return api;
 }
 
 asio::awaitable<void> Manager::startUp() {
@@ -406,6 +426,9 @@ asio::awaitable<void> Manager::startUp() {
 }
 
 asio::awaitable<void> Manager::startInformers() {
+  reconciling_->caches.podsWithVolumesOnDemand.setSpawn([this](asio::awaitable<void> task) {
+    asio::co_spawn(io_, std::move(task), supervisor_.supervise("informer for pods with volumes"));
+  });
   const auto groups = driverdeployment::cacheStartGroups(reconciling_->caches);
   for (const auto& group : groups) {
     for (runtime::RunnableCache* cache : group) {

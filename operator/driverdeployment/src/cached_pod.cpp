@@ -147,11 +147,11 @@ std::string CachedPod::crashLoop() const {
   return {};
 }
 
-bool keptInPodCache(const Json& pod) {
-  const Json& meta = member(pod, "metadata");
-  if (!stringField(member(meta, "labels"), api::kOwnerLabel).empty()) {
-    return true;
-  }
+bool workloadPod(const Json& pod) {
+  return !stringField(member(member(pod, "metadata"), "labels"), api::kOwnerLabel).empty();
+}
+
+bool usesReadVolumes(const Json& pod) {
   const Json& volumes = volumesOf(pod);
   if (!volumes.is_array()) {
     return false;
@@ -162,6 +162,10 @@ bool keptInPodCache(const Json& pod) {
     }
   }
   return false;
+}
+
+bool keptInPodCache(const Json& pod) {
+  return workloadPod(pod) || usesReadVolumes(pod);
 }
 
 CachedPod decodePod(const Json& pod) {

@@ -20,7 +20,7 @@ namespace {
 
 // The index of the volume Events: the driver they concern (volume_health.hpp).
 std::string volumeEventDriver(const Json& event, const Informer& persistentVolumes,
-                              const PodInformer& pods) {
+                              const Caches& caches) {
   return driverdeployment::volumeEventDriver(
       volumeEventOf(event),
       [&](const std::string& name) {
@@ -29,7 +29,7 @@ std::string volumeEventDriver(const Json& event, const Informer& persistentVolum
                    ? std::string()
                    : api::stringField(api::member(api::member(*pv, "spec"), "csi"), "driver");
       },
-      [&](const std::string& ns, const std::string& name) { return pods.get(ns, name); });
+      [&](const std::string& ns, const std::string& name) { return caches.pod(ns, name); });
 }
 
 std::vector<std::string> registeredDrivers(const CachedCSINode& csiNode) {
@@ -186,7 +186,10 @@ kube::FieldMask childFields() {
 Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
                const std::vector<api::ObjectKind>& objectKinds)
     : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
-      csiNodes(client, r::csinodes), namespaces(client, r::namespaces), pods(client, r::pods),
+      csiNodes(client, r::csinodes), namespaces(client, r::namespaces),
+      pods(client, r::pods, api::kOwnerLabel), podsWithVolumes(client, r::pods),
+      podsWithVolumesOnDemand(client.executor(), podsWithVolumes, runtime::steadyClock(),
+                              kPodsWithVolumesIdle, "the pods with volumes"),
       persistentVolumes(client, r::persistentvolumes),
       volumeAttachments(client, r::volumeattachments), nodes(client, r::nodes),
       controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel),
@@ -198,6 +201,9 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   // Each many-object cache builds only what its transform reads as it parses (field_mask.hpp).
   pods.setFields(podFields());
   pods.setTransform([](Json& pod) { return keptInPodCache(pod); });
+  podsWithVolumes.setFields(podFields());
+  podsWithVolumes.setTransform([](Json& pod) { return !workloadPod(pod) && usesReadVolumes(pod); });
+  podsWithVolumes.addIndex(kUsesVolumes, volumeUserIndex);
   nodes.setFields(nodeFields());
   nodes.setTransform(cutDownNode);
   nodes.addIndex(kByTaint, taintKeysOf);
@@ -212,6 +218,9 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   failedCreates.setFields(failedCreateFields());
   failedCreates.addIndex(kByWorkload,
                          [](const Json& event) { return std::vector{involvedObjectKey(event)}; });
+  persistentVolumes.addIndex(kByDriver, [](const Json& pv) {
+    return std::vector{api::stringField(api::member(api::member(pv, "spec"), "csi"), "driver")};
+  });
   volumeAttachments.addIndex(kByDriver, [](const Json& va) {
     return std::vector{api::stringField(api::member(va, "spec"), "attacher")};
   });
@@ -224,6 +233,9 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
     // failure again as they retry; the count goes up).
     events->setTransform([this](Json& event) {
       const std::string driver = driverOfVolumeEvent(event);
+      if (driver.empty()) {
+        wantPodOfVolumeEvent(event);
+      }
       return !driver.empty() && driverDeployments.countByIndex(kByDriver, driver) > 0;
     });
     events->addIndex(kByDriver,
@@ -281,7 +293,46 @@ const kube::ResourceRef* Caches::resourceOf(const std::string& kind) {
 }
 
 std::string Caches::driverOfVolumeEvent(const Json& event) const {
-  return volumeEventDriver(event, persistentVolumes, pods);
+  return volumeEventDriver(event, persistentVolumes, *this);
+}
+
+void Caches::wantPodOfVolumeEvent(const Json& event) {
+  const VolumeEvent e = volumeEventOf(event);
+  // A pod's volume that is no PersistentVolume: an inline one, or a ConfigMap's, a Secret's...
+  // Its driver is in the pod's spec, which is kept only while the pods with volumes are; the
+  // kubelet writes the failure again as it retries, and that sighting finds the pod.
+  if (e.kind == "Pod" && !podsWithVolumesOnDemand.running() &&
+      pod(e.namespace_, e.name) == nullptr && !namedVolume(e.message).empty() &&
+      anyManagedDriverServesInlineVolumes()) {
+    podsWithVolumesOnDemand.want();
+  }
+}
+
+const CachedPod* Caches::pod(const std::string& ns, const std::string& name) const {
+  if (const CachedPod* own = pods.get(ns, name)) {
+    return own;
+  }
+  return podsWithVolumes.get(ns, name);
+}
+
+bool Caches::servesInlineVolumes(const std::string& driverName) const {
+  const Json* driver = csiDrivers.get("", driverName);
+  if (driver == nullptr) {
+    return false;
+  }
+  const Json& modes = api::member(api::member(*driver, "spec"), "volumeLifecycleModes");
+  return modes.is_array() &&
+         std::find(modes.begin(), modes.end(), Json("Ephemeral")) != modes.end();
+}
+
+bool Caches::anyManagedDriverServesInlineVolumes() const {
+  for (const Json* dd : driverDeployments.list()) {
+    const Json& name = api::member(api::member(*dd, "spec"), "driverName");
+    if (name.is_string() && servesInlineVolumes(name.get<std::string>())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<Informer*> Caches::objectCaches() {
@@ -317,7 +368,10 @@ VolumeUsage Caches::volumesOf(const std::string& driverName,
 }
 
 std::vector<const CachedPod*> Caches::volumeUsers() const {
-  return pods.byIndex(kUsesVolumes, "true");
+  std::vector<const CachedPod*> out = pods.byIndex(kUsesVolumes, "true");
+  const std::vector<const CachedPod*> others = podsWithVolumes.byIndex(kUsesVolumes, "true");
+  out.insert(out.end(), others.begin(), others.end());
+  return out;
 }
 
 bool Caches::synced() {

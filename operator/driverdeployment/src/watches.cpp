@@ -46,9 +46,9 @@ void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::Wo
         reconciler.noteRegistration(old, updated);
         queueOwners(reconciler, queue, old, updated);
       });
-  // The workloads' pods are batched (kPodChangeBatch). The other pods cached are those with
-  // volumes: a deletion or a node plugin rollout waiting for them goes on at once.
-  caches.pods.onChange([&reconciler, &queue](const CachedPod* old, const CachedPod* updated) {
+  // The workloads' pods are batched (kPodChangeBatch). The pods with volumes (while they are
+  // kept): a deletion or a node plugin rollout waiting for them goes on at once.
+  const auto podChanged = [&reconciler, &queue](const CachedPod* old, const CachedPod* updated) {
     for (const CachedPod* pod : {old, updated}) {
       if (pod != nullptr) {
         for (const auto& name : reconciler.ownersOf(*pod)) {
@@ -60,7 +60,9 @@ void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::Wo
         }
       }
     }
-  });
+  };
+  caches.pods.onChange(podChanged);
+  caches.podsWithVolumes.onChange(podChanged);
 }
 
 } // namespace csiop::driverdeployment

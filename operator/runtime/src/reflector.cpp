@@ -189,6 +189,14 @@ asio::awaitable<void> Reflector::run() {
   }
 }
 
+void Reflector::rearm() {
+  stopped_ = false;
+  synced_ = false;
+  served_ = true;
+  watch_ = nullptr;
+  timer_ = std::make_unique<asio::steady_timer>(client_.executor());
+}
+
 void Reflector::stop() {
   stopped_ = true;
   if (watch_ != nullptr) {

@@ -833,7 +833,7 @@ TEST_F(ReconcilerTest, FailingVolumesOfTheDriverAreCountedNamedAndClearedWhenThe
   api_.put(r::volumeattachments, va);
   queued_.clear();
   ASSERT_TRUE(runUntil([&] {
-    const CachedPod* p = caches_.pods.get("apps", "web-0");
+    const CachedPod* p = caches_.pod("apps", "web-0");
     const Json* cached = caches_.volumeAttachments.get("", "csi-abc");
     return p != nullptr && p->phase == "Running" && cached != nullptr &&
            cached->at("status").value("attached", false);
@@ -944,10 +944,11 @@ TEST_F(ReconcilerTest, AWorkloadWhosePodsPodSecurityRefusesIsReportedAndNotCreat
   EXPECT_EQ(dryRuns, before) << "a privileged namespace, or a workload that exists: no dry run";
 }
 
-// One watch of every pod serves both readers: the status and the node plugin rollout (the
-// workloads' pods, by the owner label) and the volume decisions (pods with volumes). A pod with
-// neither is not kept; a workload's pod with a volume is both.
-TEST_F(ReconcilerTest, OnePodCacheHoldsTheWorkloadsPodsAndThePodsWithVolumes) {
+// The workloads' pods are heard through a watch the API server filters by the owner label: a
+// pod of anyone else never reaches the operator through it. The other pods with volumes are
+// kept only while a decision demands them (a deletion, a rollout waiting for volumes, a failing
+// mount, the webhook's DELETE review); a pod with neither is never kept.
+TEST_F(ReconcilerTest, TheWorkloadsPodsAreAlwaysHeardThePodsWithVolumesOnlyOnDemand) {
   converge();
   const Json inlineVolume = {{"name", "v"}, {"csi", {{"driver", kDriver}}}};
   api_.put(r::pods, {{"metadata", {{"name", "web"}, {"namespace", "default"}}},
@@ -963,9 +964,26 @@ TEST_F(ReconcilerTest, OnePodCacheHoldsTheWorkloadsPodsAndThePodsWithVolumes) {
                       {"spec", {{"nodeName", "node-1"}, {"volumes", Json::array({inlineVolume})}}},
                       {"status", {{"phase", "Running"}}}};
   api_.put(r::pods, workloadPod);
-  ASSERT_TRUE(runUntil([&] { return caches_.volumeUsers().size() == 2; }));
-  EXPECT_EQ(caches_.pods.get("default", "idle"), nullptr) << "neither a workload's nor a volume's";
-  ASSERT_EQ(caches_.pods.byIndex(kByOwner, "demo").size(), 1U);
+  ASSERT_TRUE(runUntil([&] { return caches_.pods.byIndex(kByOwner, "demo").size() == 1; }));
+  settle();
+  EXPECT_FALSE(caches_.podsWithVolumesOnDemand.running());
+  EXPECT_EQ(caches_.pod("default", "web"), nullptr) << "not demanded: not heard";
+  const auto watches = api_.count("GET", "/api/v1/pods?");
+  for (const testing::Request& request : api_.requests()) {
+    if (request.target.starts_with("/api/v1/pods?")) {
+      std::string selector = api::kOwnerLabel;
+      selector.replace(selector.find('/'), 1, "%2F");
+      EXPECT_NE(request.target.find("labelSelector=" + selector), std::string::npos)
+          << request.target;
+    }
+  }
+  ASSERT_TRUE(runtime::test::runCoroutine(io_, caches_.podsWithVolumesOnDemand.demand(5s), 10s));
+  EXPECT_GT(api_.count("GET", "/api/v1/pods?"), watches) << "listed on demand";
+  EXPECT_EQ(caches_.volumeUsers().size(), 2U);
+  EXPECT_EQ(caches_.pod("default", "idle"), nullptr) << "neither a workload's nor a volume's";
+  EXPECT_NE(caches_.pod("default", "web"), nullptr);
+  EXPECT_EQ(caches_.podsWithVolumes.get(dsNamespace(), "demo-node-x"), nullptr)
+      << "a workload's pod is kept once";
   EXPECT_EQ(caches_.volumesOf(kDriver).pods.size(), 2U);
   const CachedPod* cached = caches_.pods.get(dsNamespace(), "demo-node-x");
   ASSERT_NE(cached, nullptr);

@@ -29,6 +29,9 @@ struct FakeApi {
   std::map<std::string, Json> driverDeployments; // name -> object
   std::size_t questions = 0;
   bool broken = false;
+  // readyVolumesInUse: what it answers (nullopt: not set), and the drivers it was asked for.
+  std::optional<bool> volumesReady;
+  std::vector<std::string> readied;
 
   AuthorityApi api() {
     AuthorityApi out;
@@ -58,6 +61,12 @@ struct FakeApi {
       }
       co_return stored;
     };
+    if (volumesReady) {
+      out.readyVolumesInUse = [this](std::string driverName) -> asio::awaitable<bool> {
+        readied.push_back(driverName);
+        co_return *volumesReady;
+      };
+    }
     return out;
   }
 };
@@ -252,6 +261,33 @@ TEST(Reservations, AreBoundedAndReleasedByTheirHolderOnly) {
   EXPECT_TRUE(r.holder("d9", "x"));
   r.release("d9", "dd9");
   EXPECT_FALSE(r.holder("d9", "x"));
+}
+
+// A DELETE's decision reads what of the driver is in use; the pods with inline volumes are
+// listed only then (the operator keeps them only while a decision needs them), and their
+// readiness is awaited first. When they cannot be listed in time the review still answers with
+// what it knows, and says the finalizer waits for the rest.
+TEST_F(AdmitterTest, ADeleteReadiesWhatIsInUseFirstAndSaysSoWhenItCouldNot) {
+  const Json dd = example("hostpath.yaml");
+  const std::string driver = dd["spec"]["driverName"];
+  cluster.inUse[driver] = "1 PersistentVolume (pv-1)";
+  fake.volumesReady = true;
+  Json response = reviewOf(as(request("DELETE", Json(), dd), "admin"));
+  EXPECT_FALSE(response["allowed"].get<bool>()) << response.dump();
+  EXPECT_EQ(fake.readied, std::vector<std::string>{driver});
+
+  cluster.inUse.clear();
+  fake.volumesReady = false;
+  response = reviewOf(as(request("DELETE", Json(), dd), "admin"));
+  EXPECT_TRUE(response["allowed"].get<bool>()) << response.dump();
+  ASSERT_TRUE(response.contains("warnings")) << response.dump();
+  EXPECT_NE(response["warnings"].dump().find("could not be listed in time: the deletion waits"),
+            std::string::npos)
+      << response.dump();
+
+  fake.readied.clear();
+  (void)reviewOf(as(request("CREATE", dd), "admin"));
+  EXPECT_TRUE(fake.readied.empty()) << "only a DELETE reads what is in use";
 }
 
 } // namespace

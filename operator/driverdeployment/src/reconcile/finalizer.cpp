@@ -104,7 +104,11 @@ asio::awaitable<std::optional<std::string>> Reconciler::deletionBlocker(Reconcil
     co_return std::nullopt; // the driver stays: nothing is stranded
   }
   const Flag force = flagAnnotation(dd, api::kForceDeleteAnnotation);
-  const VolumeUsage usage = caches_.volumesOf(stringField(spec, "driverName"), run.testOwner());
+  const std::string driverName = stringField(spec, "driverName");
+  if (!co_await knowVolumeUsers(run, driverName, false) && force != Flag::Yes) {
+    co_return "the pods that may use the driver's inline volumes are not listed yet";
+  }
+  const VolumeUsage usage = caches_.volumesOf(driverName, run.testOwner());
   if (usage.empty()) {
     if (!usage.tests.empty() && force != Flag::Yes) {
       // Swept above; the driver removes their volumes, which it could not do once gone.

@@ -4,6 +4,8 @@
 // it; this step deletes the pods the plan allows and records the rest as waiting).
 #include <csiop/driverdeployment/reconciler.hpp>
 
+#include <algorithm>
+
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/node_rollout.hpp>
 #include <csiop/driverdeployment/ownership.hpp>
@@ -45,6 +47,14 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   input.currentHash = nodePluginRevision(effective, dsUid);
   input.pluginPods = nodePluginPods(effective, dsUid);
   input.nodes = nodesOf(input.pluginPods);
+  const bool outdated =
+      std::any_of(input.pluginPods.begin(), input.pluginPods.end(),
+                  [&](const CachedPod* pod) { return pod->revisionHash != input.currentHash; });
+  if (outdated && !co_await knowVolumeUsers(run, effective.driverName, true)) {
+    // Which nodes' pods use a volume is not known yet: nothing is replaced this pass.
+    run.requeueAfter(requeue::kRolloutCheck);
+    co_return std::nullopt;
+  }
   input.users = volumeUsersByNode(effective.driverName, caches_.persistentVolumes.list(),
                                   caches_.volumeUsers());
   const Json dsStatus = ds->value("status", Json::object());

@@ -188,7 +188,16 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
         (set.windows ? static_cast<const api::EffectiveNodePlugin&>(*effective.windowsNode)
                      : effective.node)
             .updateStrategy;
-    if (strategy.is_object() && strategy.value("type", Json()) == "WhenVolumesUnused") {
+    const bool outdated = std::any_of(pods.begin(), pods.end(), [&](const CachedPod* pod) {
+      return pod->revisionHash != input.currentRevision;
+    });
+    if (strategy.is_object() && strategy.value("type", Json()) == "WhenVolumesUnused" && outdated) {
+      if (!co_await knowVolumeUsers(run, effective.driverName, true)) {
+        // Which nodes' pods use a volume is not known yet: every outdated node waits this pass.
+        for (const CachedPod* pod : pods) {
+          input.unsafe[pod->nodeName] = "the pods using the driver's volumes are not listed yet";
+        }
+      }
       const std::map<std::string, const Json*> nodes = nodesOf(pods);
       const auto users = volumeUsersByNode(effective.driverName, caches_.persistentVolumes.list(),
                                            caches_.volumeUsers());

@@ -53,6 +53,11 @@ asio::awaitable<StepResult> Reconciler::checkVolumeHealth(ReconcileRun& run) {
       events.push_back(volumeEventOf(*event));
     }
   }
+  // A pod's failure counts while the pod waits: the pods with volumes are read.
+  if (std::any_of(events.begin(), events.end(),
+                  [](const VolumeEvent& e) { return e.kind == "Pod"; })) {
+    co_await knowVolumeUsers(run, driver, true);
+  }
   std::vector<AttachmentState> attachments;
   for (const Json* va : caches_.volumeAttachments.byIndex(kByDriver, driver)) {
     AttachmentState a = attachmentOf(*va);
@@ -93,7 +98,7 @@ asio::awaitable<StepResult> Reconciler::checkVolumeHealth(ReconcileRun& run) {
         return pv != nullptr &&
                api::stringField(api::member(api::member(*pv, "spec"), "csi"), "driver") == driver;
       },
-      [this](const std::string& ns, const std::string& name) { return caches_.pods.get(ns, name); },
+      [this](const std::string& ns, const std::string& name) { return caches_.pod(ns, name); },
       [&looked](const std::string& ns, const std::string& name) {
         const auto it = looked.find(ns + "/" + name);
         return it == looked.end() ? ClaimPhase::Unknown : it->second.phase;

@@ -35,6 +35,10 @@ struct AuthorityApi {
   std::function<boost::asio::awaitable<std::optional<Json>>(RoleRef)> roleRules;
   // The DriverDeployment `name` as stored; nullopt if there is none.
   std::function<boost::asio::awaitable<std::optional<Json>>(std::string name)> driverDeployment;
+  // Before a DELETE's decision: readies what ClusterView::volumesInUse reads of driver
+  // `driverName` (the operator keeps the pods with volumes only while a decision needs them);
+  // false if it could not in time. May be empty: nothing to ready.
+  std::function<boost::asio::awaitable<bool>(std::string driverName)> readyVolumesInUse;
 };
 
 // A stand-in for tests and benchmarks that have no API server: every SubjectAccessReview

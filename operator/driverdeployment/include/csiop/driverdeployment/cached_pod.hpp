@@ -88,8 +88,11 @@ struct CachedPod {
   std::string key() const { return namespace_ + "/" + name; }
 };
 
-// Whether the pod cache keeps a pod (as listed or watched): a workload's (the owner label), or
-// one with a claim, generic ephemeral or CSI volume. The transform of the pod cache.
+// A workload's pod: it carries the owner label (the pod templates set it).
+bool workloadPod(const Json& pod);
+// A pod with a claim, generic ephemeral or CSI volume: what the volume decisions read.
+bool usesReadVolumes(const Json& pod);
+// workloadPod() or usesReadVolumes().
 bool keptInPodCache(const Json& pod);
 // What the pod cache keeps of a pod (whole, or as its field mask builds it: podFields()).
 CachedPod decodePod(const Json& pod);

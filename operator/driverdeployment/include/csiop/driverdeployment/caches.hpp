@@ -1,13 +1,14 @@
 // The informer caches the reconciler reads: every DriverDeployment, every
 // CSIDriver (foreign ones decide name conflicts), every CSINode (registration),
 // every Namespace (created if missing, never owned), the children of each
-// kind, selected by the owner label, and the pods of the workloads (read only,
-// for the status: why a pod does not run). For the volumes of each driver
-// (deletion protection): every PersistentVolume and VolumeAttachment, and the
-// pods that have volumes. Both kinds of pod come from one watch of every pod,
-// kept as typed entries (CachedPod).
+// kind, selected by the owner label, and the pods of the workloads (the owner
+// label too: the status says why a pod does not run). For the volumes of each
+// driver (deletion protection): every PersistentVolume and VolumeAttachment, and,
+// only while a decision needs them, the other pods that have volumes
+// (podsWithVolumes, on demand). Pods are kept as typed entries (CachedPod).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <csiop/driverdeployment/typed_caches.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/runtime/informer.hpp>
+#include <csiop/runtime/on_demand_cache.hpp>
 
 namespace csiop::driverdeployment {
 
@@ -34,6 +36,9 @@ inline constexpr const char* kByOwner = "owner";
 inline constexpr const char* kByTaint = "taint";
 inline constexpr const char* kByDriver = "driver";
 inline constexpr const char* kUsesVolumes = "volumes";
+// How long the pods with volumes are kept after the last decision that needed them; a decision
+// that waits on them (a deletion, a rollout, a failing mount) asks again sooner than that.
+inline constexpr std::chrono::seconds kPodsWithVolumesIdle{120};
 // kByWorkload: on the FailedCreate Events, "<kind>/<namespace>/<name>" of the involved object
 // (pod_creation.hpp).
 inline constexpr const char* kByWorkload = "workload";
@@ -68,9 +73,17 @@ struct Caches {
   Informer csiDrivers;
   CSINodeInformer csiNodes; // the names of the drivers registered
   Informer namespaces;
-  // Every pod keptInPodCache(): the workloads' (the owner label, through the pod templates;
-  // index kByOwner) and those with volumes (index kUsesVolumes), as CachedPods. Never written.
+  // The workloads' pods (the owner label, through the pod templates; the API server selects
+  // them, so nobody else's pods reach the operator through this watch); index kByOwner, and
+  // kUsesVolumes for those with volumes. Never written.
   PodInformer pods;
+  // Every other pod with a claim, generic ephemeral or CSI volume (index kUsesVolumes), kept
+  // only while a decision needs them (podsWithVolumesOnDemand): a deletion's check for inline
+  // volumes, a node plugin rollout that waits for volumes, the status of a failing mount, the
+  // webhook's review of a DELETE. Listing them means hearing every pod of the cluster, so they
+  // are not heard otherwise.
+  PodInformer podsWithVolumes;
+  runtime::OnDemandCache podsWithVolumesOnDemand;
   Informer persistentVolumes;
   Informer volumeAttachments;
   // For the WhenVolumesUnused node plugin rollout and spec.startupTaint: every Node, cut down to
@@ -116,11 +129,23 @@ struct Caches {
                         const std::optional<SmokeTestOwner>& owner = std::nullopt) const;
   // The driver a volume Event concerns (the index kByDriver of the volume Events).
   std::string driverOfVolumeEvent(const Json& event) const;
-  // The pods with a claim, generic ephemeral or CSI volume.
+  // The pods with a claim, generic ephemeral or CSI volume: the workloads' and, while it runs,
+  // podsWithVolumes'.
   std::vector<const CachedPod*> volumeUsers() const;
+  // A cached pod (a workload's, or one with volumes while they are kept), or nullptr.
+  const CachedPod* pod(const std::string& ns, const std::string& name) const;
+  // Whether the CSIDriver `driverName` lists the Ephemeral lifecycle mode: only then may a pod
+  // have an inline volume of it (the kubelet mounts none for a driver that does not).
+  bool servesInlineVolumes(const std::string& driverName) const;
+  // Whether a managed driver (a DriverDeployment's) serves inline volumes.
+  bool anyManagedDriverServesInlineVolumes() const;
   bool synced();
 
 private:
+  // A volume Event whose driver is not known: if it is a pod's that may be an inline volume of a
+  // managed driver, the pods with volumes are wanted (the next sighting finds its driver).
+  void wantPodOfVolumeEvent(const Json& event);
+
   std::vector<api::ObjectKind> objectKinds_;
 };
 

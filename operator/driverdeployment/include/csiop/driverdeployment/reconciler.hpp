@@ -247,6 +247,13 @@ private:
   std::vector<const CachedPod*> nodePluginPods(const api::Effective& effective,
                                                const std::string& dsUid);
   std::map<std::string, const api::Json*> nodesOf(const std::vector<const CachedPod*>& pods);
+  // pods_with_volumes.cpp: whether the pods that may use driver `driverName`'s volumes are
+  // cached (Caches::volumeUsers()). `claims`: its claims' users count, not only its inline
+  // volumes'. Starts the cache of the pods with volumes if a pod may use one (the driver has a
+  // PersistentVolume, or serves inline volumes) and waits for its list; the run is queued again
+  // before the cache would stop, so that a decision waiting on those pods keeps hearing them.
+  boost::asio::awaitable<bool> knowVolumeUsers(ReconcileRun& run, const std::string& driverName,
+                                               bool claims);
   // node_plugins.cpp: deletes each pod of `replace` (its uid as precondition), an Event each
   // (NodePluginReplaced, or ControllerPodReplaced for the controller's); a refusal to the pass's
   // errors (one already gone or replaced is not one).

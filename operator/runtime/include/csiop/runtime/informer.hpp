@@ -24,6 +24,10 @@ public:
 
   virtual boost::asio::awaitable<void> run() = 0;
   virtual void stop() = 0;
+  // After stop() and the end of run(): ready to run() again (on_demand_cache.hpp).
+  virtual void rearm() = 0;
+  // Forgets what it holds, telling no handler (a stopped cache that is not kept).
+  virtual void drop() = 0;
   virtual bool synced() const = 0;
   virtual bool served() const = 0;
   // Reflector::lastSyncResourceVersion.
@@ -44,6 +48,8 @@ public:
 
   boost::asio::awaitable<void> run() override { return reflector_.run(); }
   void stop() override { reflector_.stop(); }
+  void rearm() override { reflector_.rearm(); }
+  void drop() override { this->clear(); }
   bool synced() const override { return reflector_.synced(); }
   bool served() const override { return reflector_.served(); }
   const std::string& lastSyncResourceVersion() const override {

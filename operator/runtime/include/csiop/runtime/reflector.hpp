@@ -40,6 +40,8 @@ public:
   // Runs until stop().
   boost::asio::awaitable<void> run();
   void stop();
+  // After stop() and the end of run(): the next run() lists afresh.
+  void rearm();
 
   // The first list has completed (and every later relist replaced the store).
   bool synced() const { return synced_; }

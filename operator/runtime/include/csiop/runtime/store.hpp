@@ -74,6 +74,14 @@ public:
   const Entry* get(const std::string& ns, const std::string& name) const;
   std::vector<const Entry*> list() const;
   std::size_t size() const { return objects_.size(); }
+  // Forgets every object without telling the handlers: a cache that is no longer kept
+  // (on_demand_cache.hpp). Its next list tells them of each object as an addition.
+  void clear() {
+    objects_.clear();
+    for (auto& [name, index] : indexes_) {
+      index.keys.clear();
+    }
+  }
   // About how much heap the cached objects hold (StoreEntry::heapBytes of each, the map's nodes
   // and the indexes' entries): what this cache costs (csiop_cache_heap_bytes). Walks every
   // object.
