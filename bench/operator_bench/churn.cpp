@@ -24,6 +24,10 @@ using namespace std::chrono_literals;
 using api::Json;
 
 constexpr const char* kDeployment = "foreign";
+// Pods that use a claim: bound at once to a volume of a driver no DriverDeployment manages.
+constexpr const char* kClaimsDeployment = "foreign-claims";
+constexpr const char* kClaim = "foreign-data";
+constexpr const char* kVolume = "csiop-bench-foreign-volume";
 constexpr int kInFlight = 16; // Event writes outstanding at once
 
 std::string nowRfc3339() {
@@ -35,7 +39,34 @@ std::string nowRfc3339() {
   return text;
 }
 
-Json foreignDeployment() {
+// The volume and its claim, bound to each other as a static provisioning binds them; the claim's
+// pods schedule on any node (no node affinity) and share it (ReadWriteMany).
+Json foreignVolume() {
+  Json pv = {{"apiVersion", "v1"},
+             {"kind", "PersistentVolume"},
+             {"metadata", {{"name", kVolume}}},
+             {"spec",
+              {{"capacity", {{"storage", "1Gi"}}},
+               {"accessModes", {"ReadWriteMany"}},
+               {"persistentVolumeReclaimPolicy", "Retain"},
+               {"storageClassName", ""},
+               {"claimRef", {{"namespace", kForeignNamespace}, {"name", kClaim}}},
+               {"csi", {{"driver", "other.example.com"}, {"volumeHandle", "foreign"}}}}}};
+  return pv;
+}
+
+Json foreignClaim() {
+  return {{"apiVersion", "v1"},
+          {"kind", "PersistentVolumeClaim"},
+          {"metadata", {{"name", kClaim}, {"namespace", kForeignNamespace}}},
+          {"spec",
+           {{"accessModes", {"ReadWriteMany"}},
+            {"storageClassName", ""},
+            {"volumeName", kVolume},
+            {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+}
+
+Json foreignDeployment(const std::string& name, bool claim) {
   Json d = Json::parse(R"json({
     "apiVersion": "apps/v1",
     "kind": "Deployment",
@@ -52,8 +83,15 @@ Json foreignDeployment() {
       }
     }
   })json");
-  d["metadata"]["name"] = kDeployment;
+  d["metadata"]["name"] = name;
   d["metadata"]["namespace"] = kForeignNamespace;
+  d["spec"]["selector"]["matchLabels"]["app"] = name;
+  d["spec"]["template"]["metadata"]["labels"]["app"] = name;
+  if (claim) {
+    Json& pod = d["spec"]["template"]["spec"];
+    pod["volumes"] = {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", kClaim}}}}};
+    pod["containers"][0]["volumeMounts"] = {{{"name", "data"}, {"mountPath", "/data"}}};
+  }
   return d;
 }
 
@@ -138,18 +176,18 @@ public:
       : ctx_(ctx), pods_(pods), count_(count), out_(out) {}
 
   asio::awaitable<void> prepare();
-  // Scales the Deployment to `replicas` as one measured phase, until its pods are Ready (or
-  // gone) and the pods watch is quiet.
-  asio::awaitable<void> scalePhase(int replicas, std::string name);
+  // Scales the Deployment `deployment` to `replicas` as one measured phase, until its pods are
+  // Ready (or gone) and the pods watch is quiet.
+  asio::awaitable<void> scalePhase(std::string deployment, int replicas, std::string name);
   asio::awaitable<void> events();
   asio::awaitable<void> cleanUp();
 
 private:
   pid_t pid() const { return ctx_.operatorProcess.pid(); }
-  asio::awaitable<void> scale(int replicas);
-  // Polls until the Deployment's readyReplicas is `ready` (0: and no pod is left); throws on
-  // timeout.
-  asio::awaitable<void> waitPods(int ready);
+  asio::awaitable<void> scale(const std::string& deployment, int replicas);
+  // Polls until the Deployment's readyReplicas is `ready` (0: and no pod of it is left); throws
+  // on timeout.
+  asio::awaitable<void> waitPods(const std::string& deployment, int ready);
   // Waits until the pods watch has heard no change for 2 s.
   asio::awaitable<void> waitPodsQuiet();
   // Sends `writes` (kInFlight at once) as one measured phase.
@@ -183,20 +221,27 @@ asio::awaitable<void> ChurnRun::prepare() {
     }
     co_await pause(200ms);
   }
-  Json deployment = foreignDeployment();
+  Json deployment = foreignDeployment(kDeployment, false);
   co_await ctx_.client.create(r::deployments, std::move(deployment));
+  co_await ctx_.client.removeIfExists(r::persistentvolumes, "", kVolume);
+  Json volume = foreignVolume();
+  co_await ctx_.client.create(r::persistentvolumes, std::move(volume));
+  Json claim = foreignClaim();
+  co_await ctx_.client.create(r::persistentvolumeclaims, std::move(claim));
+  Json claims = foreignDeployment(kClaimsDeployment, true);
+  co_await ctx_.client.create(r::deployments, std::move(claims));
 }
 
-asio::awaitable<void> ChurnRun::scale(int replicas) {
+asio::awaitable<void> ChurnRun::scale(const std::string& deployment, int replicas) {
   const std::string ns = kForeignNamespace;
-  const std::string name = kDeployment;
+  const std::string name = deployment;
   Json patch = {{"spec", {{"replicas", replicas}}}};
   co_await ctx_.client.patch(r::deployments, ns, name, kube::PatchType::Merge, std::move(patch));
 }
 
-asio::awaitable<void> ChurnRun::waitPods(int ready) {
+asio::awaitable<void> ChurnRun::waitPods(const std::string& deployment, int ready) {
   const std::string ns = kForeignNamespace;
-  const std::string name = kDeployment;
+  const std::string name = deployment;
   const auto deadline = Clock::now() + ctx_.timeout();
   auto reported = Clock::now();
   for (;;) {
@@ -209,6 +254,7 @@ asio::awaitable<void> ChurnRun::waitPods(int ready) {
       }
       kube::ListOptions one;
       one.limit = 1;
+      one.labelSelector = "app=" + name;
       if ((co_await ctx_.client.list(r::pods, ns, one)).items.empty()) {
         co_return;
       }
@@ -236,13 +282,14 @@ asio::awaitable<void> ChurnRun::waitPodsQuiet() {
   }
 }
 
-asio::awaitable<void> ChurnRun::scalePhase(int replicas, std::string name) {
+asio::awaitable<void> ChurnRun::scalePhase(std::string deployment, int replicas,
+                                           std::string name) {
   progress("foreign churn: " + name);
   const PodChanges before = pods_.changes();
   const PhaseMeter phase(pid());
   CpuMeter cpu(pid());
-  co_await scale(replicas);
-  co_await waitPods(replicas);
+  co_await scale(deployment, replicas);
+  co_await waitPods(deployment, replicas);
   co_await waitPodsQuiet();
   ChurnPhase p;
   p.name = std::move(name);
@@ -256,7 +303,9 @@ asio::awaitable<void> ChurnRun::scalePhase(int replicas, std::string name) {
 
 asio::awaitable<std::vector<ForeignPod>> ChurnRun::listPods() {
   const std::string ns = kForeignNamespace;
-  const kube::ListResult list = co_await ctx_.client.listAll(r::pods, ns);
+  kube::ListOptions plain;
+  plain.labelSelector = std::string("app=") + kDeployment;
+  const kube::ListResult list = co_await ctx_.client.listAll(r::pods, ns, plain);
   std::vector<ForeignPod> out;
   for (const Json& pod : list.items) {
     out.push_back({api::metadataField(pod, "name"), api::metadataField(pod, "uid"),
@@ -336,6 +385,7 @@ asio::awaitable<void> ChurnRun::events() {
 }
 
 asio::awaitable<void> ChurnRun::cleanUp() {
+  co_await ctx_.client.removeIfExists(r::persistentvolumes, "", kVolume);
   const std::vector<std::string> names = {kForeignNamespace};
   co_await deleteNamespaces(ctx_, names);
   const auto deadline = Clock::now() + ctx_.timeout();
@@ -354,15 +404,21 @@ asio::awaitable<void> runChurn(Context& ctx, PodWatch& podWatch, int pods, Churn
   out.pods = pods;
   ChurnRun run(ctx, podWatch, pods, out);
   co_await run.prepare();
-  co_await run.scalePhase(pods, std::to_string(pods) + " foreign pods up");
+  co_await run.scalePhase(kDeployment, pods, std::to_string(pods) + " foreign pods up");
   co_await run.events();
-  co_await run.scalePhase(0, std::to_string(pods) + " foreign pods down");
+  co_await run.scalePhase(kDeployment, 0, std::to_string(pods) + " foreign pods down");
+  const int withClaims = pods / 2;
+  co_await run.scalePhase(kClaimsDeployment, withClaims,
+                          std::to_string(withClaims) + " foreign pods with a claim up");
+  co_await run.scalePhase(kClaimsDeployment, 0,
+                          std::to_string(withClaims) + " foreign pods with a claim down");
   co_await run.cleanUp();
 }
 
 void printChurnReport(std::ostream& out, const ChurnReport& c) {
   out << "\nforeign churn in namespace " << kForeignNamespace << " (" << c.pods
-      << " pods of a Deployment, no volume; their Warning Events)\n";
+      << " pods of a Deployment, no volume; their Warning Events; then " << c.pods / 2
+      << " pods sharing a claim of another driver's volume)\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-52s %8s %10s %12s %16s\n", "phase", "changes", "CPU s",
                 "ms / 1,000", "RSS / anon MiB");

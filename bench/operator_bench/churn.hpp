@@ -5,7 +5,9 @@
 // written for its pods: BackOff (N; no watch of the operator's selects that reason),
 // FailedMount of a ConfigMap volume (N), the same FailedMount Events again as a kubelet's
 // repeat writes them (count 2), ProvisioningFailed of another provisioner's claims (N / 4);
-// then the Deployment is scaled down to 0 and the namespace deleted. Each phase: the changes
+// then the Deployment is scaled down to 0; then a Deployment of N / 2 pods sharing a claim (bound
+// to a volume of a driver no DriverDeployment manages) is scaled up and down; then the namespace
+// is deleted. Each phase: the changes
 // made (pods as the benchmark's pods watch saw them; Events as written), the operator's CPU
 // time over the phase and per 1,000 changes, its memory at the end, the machine's load.
 #pragma once
