@@ -224,6 +224,13 @@ asio::awaitable<void> ChurnRun::prepare() {
   Json deployment = foreignDeployment(kDeployment, false);
   co_await ctx_.client.create(r::deployments, std::move(deployment));
   co_await ctx_.client.removeIfExists(r::persistentvolumes, "", kVolume);
+  while ((co_await ctx_.client.getOpt(r::persistentvolumes, "", kVolume)).has_value()) {
+    if (Clock::now() >= deadline) {
+      throw std::runtime_error(std::string("PersistentVolume ") + kVolume +
+                               " left by an earlier run is not gone");
+    }
+    co_await pause(500ms);
+  }
   Json volume = foreignVolume();
   co_await ctx_.client.create(r::persistentvolumes, std::move(volume));
   Json claim = foreignClaim();
@@ -252,9 +259,10 @@ asio::awaitable<void> ChurnRun::waitPods(const std::string& deployment, int read
       if (ready > 0) {
         co_return;
       }
+      const std::string selector = "app=" + name;
       kube::ListOptions one;
       one.limit = 1;
-      one.labelSelector = "app=" + name;
+      one.labelSelector = selector;
       if ((co_await ctx_.client.list(r::pods, ns, one)).items.empty()) {
         co_return;
       }
@@ -282,8 +290,7 @@ asio::awaitable<void> ChurnRun::waitPodsQuiet() {
   }
 }
 
-asio::awaitable<void> ChurnRun::scalePhase(std::string deployment, int replicas,
-                                           std::string name) {
+asio::awaitable<void> ChurnRun::scalePhase(std::string deployment, int replicas, std::string name) {
   progress("foreign churn: " + name);
   const PodChanges before = pods_.changes();
   const PhaseMeter phase(pid());
@@ -303,8 +310,9 @@ asio::awaitable<void> ChurnRun::scalePhase(std::string deployment, int replicas,
 
 asio::awaitable<std::vector<ForeignPod>> ChurnRun::listPods() {
   const std::string ns = kForeignNamespace;
+  const std::string selector = std::string("app=") + kDeployment;
   kube::ListOptions plain;
-  plain.labelSelector = std::string("app=") + kDeployment;
+  plain.labelSelector = selector;
   const kube::ListResult list = co_await ctx_.client.listAll(r::pods, ns, plain);
   std::vector<ForeignPod> out;
   for (const Json& pod : list.items) {
