@@ -342,6 +342,7 @@ void Manager::shutdown() {
       cache->stop();
     }
     reconciling_->caches.podsWithVolumesOnDemand.stop();
+    reconciling_->caches.podLookups.stop();
   }
   resync_.stop();
   idleRelease_.stop();

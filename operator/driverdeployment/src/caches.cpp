@@ -190,7 +190,7 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
       pods(client, r::pods, api::kOwnerLabel), podsWithVolumes(client, r::pods),
       podsWithVolumesOnDemand(client.executor(), podsWithVolumes, runtime::steadyClock(),
                               kPodsWithVolumesIdle, "the pods with volumes"),
-      persistentVolumes(client, r::persistentvolumes),
+      podLookups(client), persistentVolumes(client, r::persistentvolumes),
       volumeAttachments(client, r::volumeattachments), nodes(client, r::nodes),
       controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel),
       failedCreates(client, r::events, {}, false, kFailedCreateSelector),
@@ -299,12 +299,11 @@ std::string Caches::driverOfVolumeEvent(const Json& event) const {
 void Caches::wantPodOfVolumeEvent(const Json& event) {
   const VolumeEvent e = volumeEventOf(event);
   // A pod's volume that is no PersistentVolume: an inline one, or a ConfigMap's, a Secret's...
-  // Its driver is in the pod's spec, which is kept only while the pods with volumes are; the
-  // kubelet writes the failure again as it retries, and that sighting finds the pod.
-  if (e.kind == "Pod" && !podsWithVolumesOnDemand.running() &&
-      pod(e.namespace_, e.name) == nullptr && !namedVolume(e.message).empty() &&
+  // Its driver is in the pod's spec: the pod is looked up, and the kubelet's next sighting of
+  // the failure (it writes it again as it retries) finds it.
+  if (e.kind == "Pod" && pod(e.namespace_, e.name) == nullptr && !namedVolume(e.message).empty() &&
       anyManagedDriverServesInlineVolumes()) {
-    podsWithVolumesOnDemand.want();
+    podLookups.ask(e.namespace_, e.name);
   }
 }
 
@@ -312,7 +311,10 @@ const CachedPod* Caches::pod(const std::string& ns, const std::string& name) con
   if (const CachedPod* own = pods.get(ns, name)) {
     return own;
   }
-  return podsWithVolumes.get(ns, name);
+  if (const CachedPod* withVolumes = podsWithVolumes.get(ns, name)) {
+    return withVolumes;
+  }
+  return podLookups.get(ns, name);
 }
 
 bool Caches::servesInlineVolumes(const std::string& driverName) const {

@@ -876,6 +876,54 @@ TEST_F(ReconcilerTest, AVolumeEventSeenBeforeItsVolumeIsKeptFromItsNextRepeat) {
   EXPECT_EQ(caches_.mountFailures.byIndex(kByDriver, kDriver).size(), 1U);
 }
 
+// A kubelet's FailedMount of a pod's volume that is no PersistentVolume may be an inline volume of
+// a managed driver, which only the pod's spec tells. The pod is looked up (one GET), not every
+// pod watched: the kubelet's next sighting of the failure is filed under the driver. A pod whose
+// failing volume is a ConfigMap's is looked up once, and its Events are never kept.
+TEST_F(ReconcilerTest, AnInlineVolumesMountFailureIsFiledThroughItsPodLookedUpNotWatched) {
+  converge();
+  editSpec([](Json& spec) {
+    spec["csiDriver"] = {{"volumeLifecycleModes", {"Persistent", "Ephemeral"}}};
+  });
+  queued_.insert("demo");
+  drain();
+  ASSERT_TRUE(runUntil([&] { return caches_.servesInlineVolumes(kDriver); }));
+  const auto podWith = [](const std::string& name, const Json& volume) {
+    return Json{{"metadata", {{"name", name}, {"namespace", "apps"}}},
+                {"spec", {{"nodeName", "node-1"}, {"volumes", Json::array({volume})}}},
+                {"status", {{"phase", "Pending"}}}};
+  };
+  api_.put(r::pods, podWith("inline", {{"name", "scratch"}, {"csi", {{"driver", kDriver}}}}));
+  api_.put(r::pods, podWith("configured", {{"name", "config"}, {"configMap", {{"name", "c"}}}}));
+  const auto failedMount = [](const std::string& pod, const std::string& volume, int count) {
+    return Json{{"metadata", {{"name", pod + ".1"}, {"namespace", "apps"}}},
+                {"type", "Warning"},
+                {"reason", "FailedMount"},
+                {"involvedObject", {{"kind", "Pod"}, {"namespace", "apps"}, {"name", pod}}},
+                {"message", "MountVolume.SetUp failed for volume \"" + volume +
+                                "\" : rpc error: code = Internal desc = mount failed"},
+                {"source", {{"component", "kubelet"}}},
+                {"count", count},
+                {"lastTimestamp", "2024-05-01T09:59:0" + std::to_string(count) + "Z"}};
+  };
+  api_.put(r::events, failedMount("inline", "scratch", 1));
+  api_.put(r::events, failedMount("configured", "config", 1));
+  ASSERT_TRUE(runUntil([&] { return caches_.podLookups.lookups() == 2; }));
+  settle();
+  EXPECT_EQ(caches_.mountFailures.size(), 0U) << "their driver was not known when they came";
+  EXPECT_FALSE(caches_.podsWithVolumesOnDemand.running()) << "no pod is watched for them";
+  ASSERT_NE(caches_.pod("apps", "inline"), nullptr);
+  EXPECT_EQ(caches_.pod("apps", "configured"), nullptr) << "no volume the decisions read";
+
+  api_.put(r::events, failedMount("inline", "scratch", 2));
+  api_.put(r::events, failedMount("configured", "config", 2));
+  ASSERT_TRUE(runUntil([&] { return caches_.mountFailures.size() == 1; }));
+  EXPECT_EQ(caches_.mountFailures.byIndex(kByDriver, kDriver).size(), 1U);
+  settle();
+  EXPECT_EQ(caches_.podLookups.lookups(), 2U) << "each pod looked up once";
+  EXPECT_EQ(api_.count("GET", "/api/v1/namespaces/apps/pods/"), 2);
+}
+
 // In a namespace that enforces Pod Security "restricted", the node plugin's pods would be refused:
 // a dry run of one says so before the DaemonSet is created, which it is not; once the namespace
 // allows them, it is.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <csiop/api/object_kinds.hpp>
+#include <csiop/driverdeployment/pod_lookups.hpp>
 #include <csiop/driverdeployment/typed_caches.hpp>
 #include <csiop/driverdeployment/volume_usage.hpp>
 #include <csiop/runtime/informer.hpp>
@@ -84,6 +85,9 @@ struct Caches {
   // are not heard otherwise.
   PodInformer podsWithVolumes;
   runtime::OnDemandCache podsWithVolumesOnDemand;
+  // The pods a volume Event names that no cache holds, when their volume may be an inline one
+  // of a managed driver: a GET each, bounded (pod_lookups.hpp).
+  PodLookups podLookups;
   Informer persistentVolumes;
   Informer volumeAttachments;
   // For the WhenVolumesUnused node plugin rollout and spec.startupTaint: every Node, cut down to
@@ -132,7 +136,8 @@ struct Caches {
   // The pods with a claim, generic ephemeral or CSI volume: the workloads' and, while it runs,
   // podsWithVolumes'.
   std::vector<const CachedPod*> volumeUsers() const;
-  // A cached pod (a workload's, or one with volumes while they are kept), or nullptr.
+  // A cached pod (a workload's, one with volumes while they are kept, or one looked up for a
+  // volume Event), or nullptr.
   const CachedPod* pod(const std::string& ns, const std::string& name) const;
   // Whether the CSIDriver `driverName` lists the Ephemeral lifecycle mode: only then may a pod
   // have an inline volume of it (the kubelet mounts none for a driver that does not).
@@ -143,7 +148,7 @@ struct Caches {
 
 private:
   // A volume Event whose driver is not known: if it is a pod's that may be an inline volume of a
-  // managed driver, the pods with volumes are wanted (the next sighting finds its driver).
+  // managed driver, the pod is looked up (the next sighting finds its driver).
   void wantPodOfVolumeEvent(const Json& event);
 
   std::vector<api::ObjectKind> objectKinds_;
