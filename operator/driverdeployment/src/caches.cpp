@@ -18,6 +18,11 @@ namespace r = kube::resources;
 
 namespace {
 
+// A PersistentVolume's spec.csi.driver ("" : not a CSI volume).
+std::string persistentVolumeDriver(const Json& pv) {
+  return api::stringField(api::member(api::member(pv, "spec"), "csi"), "driver");
+}
+
 // The index of the volume Events: the driver they concern (volume_health.hpp).
 std::string volumeEventDriver(const Json& event, const Informer& persistentVolumes,
                               const Caches& caches) {
@@ -25,9 +30,7 @@ std::string volumeEventDriver(const Json& event, const Informer& persistentVolum
       volumeEventOf(event),
       [&](const std::string& name) {
         const Json* pv = persistentVolumes.get("", name);
-        return pv == nullptr
-                   ? std::string()
-                   : api::stringField(api::member(api::member(*pv, "spec"), "csi"), "driver");
+        return pv == nullptr ? std::string() : persistentVolumeDriver(*pv);
       },
       [&](const std::string& ns, const std::string& name) { return caches.pod(ns, name); });
 }
@@ -218,9 +221,8 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
   failedCreates.setFields(failedCreateFields());
   failedCreates.addIndex(kByWorkload,
                          [](const Json& event) { return std::vector{involvedObjectKey(event)}; });
-  persistentVolumes.addIndex(kByDriver, [](const Json& pv) {
-    return std::vector{api::stringField(api::member(api::member(pv, "spec"), "csi"), "driver")};
-  });
+  persistentVolumes.addIndex(
+      kByDriver, [](const Json& pv) { return std::vector{persistentVolumeDriver(pv)}; });
   volumeAttachments.addIndex(kByDriver, [](const Json& va) {
     return std::vector{api::stringField(api::member(va, "spec"), "attacher")};
   });
