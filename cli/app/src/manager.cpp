@@ -278,7 +278,9 @@ http::HttpHandler Manager::metricsEndpoint() {
       // Several caches may hold one resource (the Events of each reason): summed.
       std::map<std::string, std::pair<std::size_t, std::size_t>> byResource;
       std::vector<runtime::RunnableCache*> caches = reconciling_->caches.all();
-      caches.push_back(&reconciling_->caches.podsWithVolumes);
+      for (runtime::RunnableCache* pods : reconciling_->caches.podCaches()) {
+        caches.push_back(pods);
+      }
       for (const runtime::RunnableCache* cache : caches) {
         auto& [objects, heapBytes] = byResource[cache->cachedResource().resource];
         objects += cache->cachedObjects();
@@ -341,7 +343,9 @@ void Manager::shutdown() {
     for (runtime::RunnableCache* cache : reconciling_->caches.all()) {
       cache->stop();
     }
-    reconciling_->caches.podsWithVolumesOnDemand.stop();
+    for (runtime::OnDemandCache* cache : reconciling_->caches.onDemand()) {
+      cache->stop();
+    }
     reconciling_->caches.podLookups.stop();
   }
   resync_.stop();
@@ -387,7 +391,7 @@ webhook::AuthorityApi Manager::webhookApi(Caches& caches) {
     if (!caches.servesInlineVolumes(driverName)) {
       co_return true; // no pod can have an inline volume of it: the rest is always cached
     }
-    co_return co_await caches.podsWithVolumesOnDemand.demand(kWebhookPodsWait);
+    co_return co_await caches.demandVolumeUsers(kWebhookPodsWait);
   };
   return api;
 }
@@ -427,9 +431,11 @@ asio::awaitable<void> Manager::startUp() {
 }
 
 asio::awaitable<void> Manager::startInformers() {
-  reconciling_->caches.podsWithVolumesOnDemand.setSpawn([this](asio::awaitable<void> task) {
-    asio::co_spawn(io_, std::move(task), supervisor_.supervise("informer for pods with volumes"));
-  });
+  for (runtime::OnDemandCache* cache : reconciling_->caches.onDemand()) {
+    cache->setSpawn([this, cache](asio::awaitable<void> task) {
+      asio::co_spawn(io_, std::move(task), supervisor_.supervise("informer for " + cache->what()));
+    });
+  }
   const auto groups = driverdeployment::cacheStartGroups(reconciling_->caches);
   for (const auto& group : groups) {
     for (runtime::RunnableCache* cache : group) {

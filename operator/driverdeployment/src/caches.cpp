@@ -190,9 +190,12 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
                const std::vector<api::ObjectKind>& objectKinds)
     : driverDeployments(client, r::driverdeployments), csiDrivers(client, csiDriverResource),
       csiNodes(client, r::csinodes), namespaces(client, r::namespaces),
-      pods(client, r::pods, api::kOwnerLabel), podsWithVolumes(client, r::pods),
+      pods(client, r::pods, api::kOwnerLabel),
+      podsOnDemand(client.executor(), pods, runtime::steadyClock(), kOnDemandPodsIdle,
+                   "the workloads' pods"),
+      podsWithVolumes(client, r::pods),
       podsWithVolumesOnDemand(client.executor(), podsWithVolumes, runtime::steadyClock(),
-                              kPodsWithVolumesIdle, "the pods with volumes"),
+                              kOnDemandPodsIdle, "the pods with volumes"),
       podLookups(client), persistentVolumes(client, r::persistentvolumes),
       volumeAttachments(client, r::volumeattachments), nodes(client, r::nodes),
       controllerRevisions(client, r::controllerrevisions, api::kOwnerLabel),
@@ -347,7 +350,7 @@ std::vector<Informer*> Caches::objectCaches() {
 }
 
 std::vector<runtime::RunnableCache*> Caches::all() {
-  std::vector<runtime::RunnableCache*> out = {&pods, &csiNodes};
+  std::vector<runtime::RunnableCache*> out = {&csiNodes};
   for (Informer* i : objectCaches()) {
     out.push_back(i);
   }
@@ -369,6 +372,15 @@ VolumeUsage Caches::volumesOf(const std::string& driverName,
                               const std::optional<SmokeTestOwner>& owner) const {
   return volumeUsage(driverName, persistentVolumes.list(), volumeAttachments.list(), volumeUsers(),
                      owner);
+}
+
+boost::asio::awaitable<bool> Caches::demandVolumeUsers(runtime::Clock::Duration timeout) {
+  podsWithVolumesOnDemand.want(); // both list at once
+  const bool own = co_await podsOnDemand.demand(timeout);
+  if (!own) {
+    co_return false;
+  }
+  co_return co_await podsWithVolumesOnDemand.demand(timeout);
 }
 
 std::vector<const CachedPod*> Caches::volumeUsers() const {

@@ -58,7 +58,7 @@ protected:
   ReconcilerTest()
       : api_(io_), client_(io_.get_executor(), kube::Config{.server = api_.url()}),
         caches_(client_, r::csidrivers), events_(client_, fixedNow),
-        reconciler_(client_, caches_, events_, fixedNow) {
+        reconciler_(client_, caches_, events_, [this] { return passNow(); }) {
     // As manager.cpp: a change queues the DriverDeployments it concerns, but the echo of a
     // DriverDeployment's status write.
     for (Informer* informer : caches_.objectCaches()) {
@@ -276,7 +276,14 @@ protected:
     awaitCached(*caches_.child("DaemonSet"), r::daemonsets, dsNamespace(), "demo-node");
   }
 
+  // The passes' wall clock: fixedNow(), and `later_` after it once a test moves it on.
+  std::string passNow() const {
+    return later_ == 0s ? fixedNow()
+                        : api::formatRfc3339(api::parseRfc3339OrEpoch(fixedNow()) + later_);
+  }
+
   asio::io_context io_;
+  std::chrono::seconds later_{0};
   testsupport::ManualClock clock_{io_};
   std::unique_ptr<runtime::Timer> requeue_ = clock_.makeTimer(io_.get_executor());
   FakeApi api_;
@@ -996,7 +1003,7 @@ TEST_F(ReconcilerTest, AWorkloadWhosePodsPodSecurityRefusesIsReportedAndNotCreat
 // pod of anyone else never reaches the operator through it. The other pods with volumes are
 // kept only while a decision demands them (a deletion, a rollout waiting for volumes, a failing
 // mount, the webhook's DELETE review); a pod with neither is never kept.
-TEST_F(ReconcilerTest, TheWorkloadsPodsAreAlwaysHeardThePodsWithVolumesOnlyOnDemand) {
+TEST_F(ReconcilerTest, TheWorkloadsPodsAreHeardByLabelThePodsWithVolumesOnlyOnDemand) {
   converge();
   const Json inlineVolume = {{"name", "v"}, {"csi", {{"driver", kDriver}}}};
   api_.put(r::pods, {{"metadata", {{"name", "web"}, {"namespace", "default"}}},
@@ -1036,6 +1043,58 @@ TEST_F(ReconcilerTest, TheWorkloadsPodsAreAlwaysHeardThePodsWithVolumesOnlyOnDem
   const CachedPod* cached = caches_.pods.get(dsNamespace(), "demo-node-x");
   ASSERT_NE(cached, nullptr);
   EXPECT_EQ(reconciler_.ownersOf(*cached), std::vector<std::string>{"demo"});
+}
+
+// With the DaemonSet controller's own rollout, the workloads' status counts their pods: a converged
+// driver reads none. A pod not ready while the counts stay put is a stall its pods explain: after
+// kPodReadAfter they are listed (and watched, until no pass needs them for kOnDemandPodsIdle).
+TEST_F(ReconcilerTest, TheWorkloadsPodsAreReadOnlyToExplainAStall) {
+  Json dd = driverDeployment();
+  dd["spec"]["node"]["updateStrategy"] = {{"type", "RollingUpdate"}};
+  api_.put(r::driverdeployments, std::move(dd));
+  api_.put(r::csinodes, csiNode("node-1"));
+  start();
+  queued_.insert("demo");
+  drain();
+  setNodeDaemonSet(1, 1, 1, 1);
+  drain();
+  ASSERT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+  EXPECT_EQ(api_.count("GET", "/api/v1/pods?"), 0) << "no pod read";
+  EXPECT_FALSE(caches_.podsOnDemand.running());
+
+  // The plugin's new pod cannot pull its image.
+  const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
+  ASSERT_NE(ds, nullptr);
+  api_.put(
+      r::pods,
+      {{"metadata",
+        {{"name", "demo-node-abcde"},
+         {"namespace", dsNamespace()},
+         {"labels", {{api::kOwnerLabel, "demo"}}},
+         {"ownerReferences",
+          {{{"kind", "DaemonSet"},
+            {"name", "demo-node"},
+            {"uid", (*ds)["metadata"]["uid"]},
+            {"controller", true}}}}}},
+       {"spec", {{"nodeName", "node-1"}}},
+       {"status",
+        {{"phase", "Pending"},
+         {"containerStatuses",
+          {{{"name", "driver"},
+            {"state",
+             {{"waiting", {{"reason", "ImagePullBackOff"}, {"message", "no such image"}}}}}}}}}}});
+  setNodeDaemonSet(1, 1, 0, 1);
+  drain();
+  EXPECT_EQ(api_.count("GET", "/api/v1/pods?"), 0) << "a pod not ready for now: nothing to explain";
+  EXPECT_EQ(ready().find("ImagePullBackOff"), std::string::npos) << ready();
+
+  later_ = kPodReadAfter;
+  queued_.insert("demo"); // as the requeue of the pass that saw the counts move
+  drain();
+  EXPECT_GT(api_.count("GET", "/api/v1/pods?"), 0) << "listed to explain the stall";
+  EXPECT_TRUE(caches_.podsOnDemand.running());
+  EXPECT_NE(condition("Degraded").find("ImagePullBackOff: no such image"), std::string::npos)
+      << condition("Degraded");
 }
 
 // Companion objects are children like the rest: applied with the workloads and pruned when the

@@ -174,6 +174,10 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
            std::string(condition::kOperatorUpdateHeld) + "): nothing is rolled out");
     co_return;
   }
+  if (!run.podsRead) {
+    report(""); // nothing moves and the rollout is finished (pod_reads.hpp): as last planned
+    co_return;
+  }
   const Json& head = cached->head;
   const Json& status = member(head, "status");
   ControllerRolloutInput input;

@@ -16,6 +16,7 @@ void Reconciler::forget(const std::string& name) {
   provisionsClean_.erase(name);
   registrarLogs_.erase(name);
   unregistered_.erase(name);
+  podReadClocks_.erase(name);
   volumeFailures_.erase(name);
   claimLookups_.erase(name);
   volumeFailureObjects_.erase(name);
@@ -27,8 +28,8 @@ std::size_t Reconciler::trackedStateEntries() const {
   std::size_t n = statusWritten_.size() + forcedDeletions_.size() + waitingNodes_.size() +
                   rollouts_.size() + smokeSwept_.size() + prePullsLeft_.size() +
                   controllerRollouts_.size() + provisionsClean_.size() + applied_.size() +
-                  registrarLogs_.size() + unregistered_.size() + volumeFailures_.size() +
-                  claimLookups_.size() + volumeFailureObjects_.size();
+                  registrarLogs_.size() + unregistered_.size() + podReadClocks_.size() +
+                  volumeFailures_.size() + claimLookups_.size() + volumeFailureObjects_.size();
   for (const auto& [what, names] : waitingFor_) {
     n += names.size();
   }

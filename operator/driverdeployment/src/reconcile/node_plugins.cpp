@@ -42,6 +42,16 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
     co_await endPrePulls(run); // those of a strategy the spec no longer asks for
     co_return std::nullopt;
   }
+  if (!run.podsRead) {
+    // Nothing moves (pod_reads.hpp): the DaemonSet's counts say how far the rollout is.
+    const Json& counts = api::member(*ds, "status");
+    const std::int32_t desired = counts.value("desiredNumberScheduled", 0);
+    const std::int32_t updated = counts.value("updatedNumberScheduled", 0);
+    waitingNodes_.erase(effective.name);
+    observed.nodeUpdate = Observed::NodeUpdate{updated, std::max(desired - updated, 0), {}};
+    co_await endPrePulls(run);
+    co_return std::nullopt;
+  }
   const std::string dsUid = metadataField(*ds, "uid");
   NodeRolloutInput input;
   input.currentHash = nodePluginRevision(effective, dsUid);

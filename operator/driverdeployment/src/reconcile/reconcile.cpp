@@ -44,6 +44,7 @@ asio::awaitable<ReconcileResult> Reconciler::reconcile(std::string name) {
       {&Reconciler::claimAlongWithIdentities, "claim"},      // below
       {&Reconciler::applyChildren, "children"},              // children.cpp
       {&Reconciler::prune, "prune"},                         // prune.cpp
+      {&Reconciler::readPodsWhenNeeded, "pods"},             // pod_reads.cpp
       {&Reconciler::rollNodePlugins, "nodePlugins"},         // node_plugins.cpp
       {&Reconciler::releaseStartupTaints, "startupTaints"},  // startup_taints.cpp
       {&Reconciler::explainRegistration, "registration"},    // registration.cpp

@@ -98,6 +98,10 @@ struct ReconcileRun {
   // as one of them are not applied.
   std::set<std::string> foreignAccounts;
 
+  // readPodsWhenNeeded: the workloads' pods are cached and listed (pod_reads.hpp); else the steps
+  // that read them take their counts from the workloads' status.
+  bool podsRead = false;
+
   // loadSpecOrReportInvalid: why the spec is invalid (one line each), for EarlyStatus::InvalidSpec.
   std::vector<std::string> specErrors;
 

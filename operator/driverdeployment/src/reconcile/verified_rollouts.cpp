@@ -169,6 +169,13 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
       }
       (set.windows ? rollouts.windowsNode : rollouts.node) = std::move(status);
     };
+    if (!run.podsRead) {
+      // Nothing moves and the rollout is finished (pod_reads.hpp): as it was last planned.
+      update.updated += record.updated;
+      update.outdated += record.total - record.updated;
+      report();
+      continue;
+    }
     VerifiedRolloutInput input;
     input.now = now;
     input.previous = record;

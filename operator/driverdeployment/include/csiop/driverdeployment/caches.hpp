@@ -37,9 +37,10 @@ inline constexpr const char* kByOwner = "owner";
 inline constexpr const char* kByTaint = "taint";
 inline constexpr const char* kByDriver = "driver";
 inline constexpr const char* kUsesVolumes = "volumes";
-// How long the pods with volumes are kept after the last decision that needed them; a decision
-// that waits on them (a deletion, a rollout, a failing mount) asks again sooner than that.
-inline constexpr std::chrono::seconds kPodsWithVolumesIdle{120};
+// How long the pods kept on demand (the workloads', the others with volumes) are kept after the
+// last decision that needed them; a decision that waits on them (a deletion, a rollout, a stall
+// to explain) asks again sooner than that.
+inline constexpr std::chrono::seconds kOnDemandPodsIdle{120};
 // kByWorkload: on the FailedCreate Events, "<kind>/<namespace>/<name>" of the involved object
 // (pod_creation.hpp).
 inline constexpr const char* kByWorkload = "workload";
@@ -76,8 +77,10 @@ struct Caches {
   Informer namespaces;
   // The workloads' pods (the owner label, through the pod templates; the API server selects
   // them, so nobody else's pods reach the operator through this watch); index kByOwner, and
-  // kUsesVolumes for those with volumes. Never written.
+  // kUsesVolumes for those with volumes. Never written. Kept only while a decision needs them
+  // (podsOnDemand, pod_reads.hpp): the workloads' status counts them otherwise.
   PodInformer pods;
+  runtime::OnDemandCache podsOnDemand;
   // Every other pod with a claim, generic ephemeral or CSI volume (index kUsesVolumes), kept
   // only while a decision needs them (podsWithVolumesOnDemand): a deletion's check for inline
   // volumes, a node plugin rollout that waits for volumes, the status of a failing mount, the
@@ -120,9 +123,14 @@ struct Caches {
   ChildInformer* child(const std::string& kind);
   // The resource of a kind the operator writes (children, CSIDriver, Namespace), or nullptr.
   const kube::ResourceRef* resourceOf(const std::string& kind);
-  // Every cache (to run, stop and measure), and those of JSON trees (all but pods, CSINodes and
-  // the children).
+  // Every cache run from the start (to run, stop and measure), and those of JSON trees (all but
+  // CSINodes and the children). The pods are run on demand (onDemand()).
   std::vector<runtime::RunnableCache*> all();
+  std::vector<runtime::OnDemandCache*> onDemand() {
+    return {&podsOnDemand, &podsWithVolumesOnDemand};
+  }
+  // Every cache that holds pods (to measure).
+  std::vector<runtime::RunnableCache*> podCaches() { return {&pods, &podsWithVolumes}; }
   std::vector<Informer*> objectCaches();
   // The DriverDeployments of driver `driverName` (one, unless a conflict is being reported).
   std::vector<const Json*> driverDeploymentsOf(const std::string& driverName) const;
@@ -136,6 +144,9 @@ struct Caches {
   // The pods with a claim, generic ephemeral or CSI volume: the workloads' and, while it runs,
   // podsWithVolumes'.
   std::vector<const CachedPod*> volumeUsers() const;
+  // Runs both pod caches volumeUsers() reads until they have synced, at most `timeout` each:
+  // whether they have.
+  boost::asio::awaitable<bool> demandVolumeUsers(runtime::Clock::Duration timeout);
   // A cached pod (a workload's, one with volumes while they are kept, or one looked up for a
   // volume Event), or nullptr.
   const CachedPod* pod(const std::string& ns, const std::string& name) const;

@@ -32,6 +32,7 @@
 #include <csiop/driverdeployment/caches.hpp>
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/error_line.hpp>
+#include <csiop/driverdeployment/pod_reads.hpp>
 #include <csiop/driverdeployment/pre_pull.hpp>
 #include <csiop/driverdeployment/registrar_logs.hpp>
 #include <csiop/driverdeployment/registration_clock.hpp>
@@ -218,6 +219,9 @@ private:
   boost::asio::awaitable<StepResult> applyChildren(ReconcileRun& run);
   // prune.cpp: deletes the children the spec no longer wants.
   boost::asio::awaitable<StepResult> prune(ReconcileRun& run);
+  // pod_reads.cpp: whether this pass reads the workloads' pods (pod_reads.hpp); if so, their
+  // cache listed (a verified or WhenVolumesUnused rollout's pass ends if it cannot be).
+  boost::asio::awaitable<StepResult> readPodsWhenNeeded(ReconcileRun& run);
   // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
   // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
@@ -407,6 +411,8 @@ private:
   std::map<std::string, std::map<std::string, RolloutRecord>> rollouts_;
   // When each node's kubelet registered each driver, as the CSINode watch saw it.
   RegistrationClock registrations_;
+  // DriverDeployment -> where its workloads' counts last moved (pod_reads.hpp).
+  std::map<std::string, PodReadClock> podReadClocks_;
   // The image (and pull policy) of the smoke tests' pods: the operator's own (--smoke-image).
   std::string smokeImage_;
   std::string smokePullPolicy_;

@@ -44,6 +44,7 @@ public:
   // For good (the process drains): no demand starts it again.
   void stop();
 
+  const std::string& what() const { return what_; }
   bool running() const { return running_; }
   bool synced() const { return running_ && !stopping_ && cache_.synced(); }
   // Times it was started (a metric of how often decisions needed it).
