@@ -41,9 +41,8 @@ bool settled(const WorkloadPods& w) {
 } // namespace
 
 PodRead podReadDecision(const PodReadInput& in, PodReadClock& clock, api::WallTime now) {
-  const bool moved = countsOf(in) != clock.counts;
-  if (moved) {
-    clock = {countsOf(in), now};
+  if (std::string counts = countsOf(in); counts != clock.counts) {
+    clock = {std::move(counts), now};
   }
   if (!in.everyPass.empty()) {
     return {true, in.everyPass, std::nullopt};
@@ -66,7 +65,7 @@ PodRead podReadDecision(const PodReadInput& in, PodReadClock& clock, api::WallTi
     return {};
   }
   if (now - clock.since < kPodReadAfter) {
-    return {false, "", moved ? std::optional(clock.since + kPodReadAfter) : std::nullopt};
+    return {false, "", clock.since + kPodReadAfter};
   }
   return {true, stall + " and no change for " + std::to_string(kPodReadAfter.count()) + " s",
           std::nullopt};

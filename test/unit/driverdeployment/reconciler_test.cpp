@@ -276,15 +276,18 @@ protected:
     awaitCached(*caches_.child("DaemonSet"), r::daemonsets, dsNamespace(), "demo-node");
   }
 
-  // The passes' wall clock: fixedNow(), and `later_` after it once a test moves it on.
+  // The passes' wall clock: fixedNow(), moved on as the test's clock moves on to a requeue.
   std::string passNow() const {
-    return later_ == 0s ? fixedNow()
-                        : api::formatRfc3339(api::parseRfc3339OrEpoch(fixedNow()) + later_);
+    const auto since = std::chrono::duration_cast<std::chrono::seconds>(clock_.now() - clockStart_);
+    if (since == 0s) {
+      return fixedNow();
+    }
+    return api::formatRfc3339(api::parseRfc3339OrEpoch(fixedNow()) + since);
   }
 
   asio::io_context io_;
-  std::chrono::seconds later_{0};
   testsupport::ManualClock clock_{io_};
+  const runtime::Clock::TimePoint clockStart_ = clock_.now();
   std::unique_ptr<runtime::Timer> requeue_ = clock_.makeTimer(io_.get_executor());
   FakeApi api_;
   kube::Client client_;
@@ -1084,12 +1087,15 @@ TEST_F(ReconcilerTest, TheWorkloadsPodsAreReadOnlyToExplainAStall) {
             {"state",
              {{"waiting", {{"reason", "ImagePullBackOff"}, {"message", "no such image"}}}}}}}}}}});
   setNodeDaemonSet(1, 1, 0, 1);
-  drain();
+  settle();
+  const ReconcileResult first = reconcile("demo");
   EXPECT_EQ(api_.count("GET", "/api/v1/pods?"), 0) << "a pod not ready for now: nothing to explain";
   EXPECT_EQ(ready().find("ImagePullBackOff"), std::string::npos) << ready();
+  ASSERT_EQ(first.outcome, ReconcileResult::Outcome::Requeue) << "looked at again";
+  EXPECT_EQ(first.after, kPodReadAfter + 1s);
 
-  later_ = kPodReadAfter;
-  queued_.insert("demo"); // as the requeue of the pass that saw the counts move
+  clock_.advance(first.after); // the passes' wall clock with it
+  queued_.insert("demo");
   drain();
   EXPECT_GT(api_.count("GET", "/api/v1/pods?"), 0) << "listed to explain the stall";
   EXPECT_TRUE(caches_.podsOnDemand.running());

@@ -65,9 +65,8 @@ struct PodReadClock {
 struct PodRead {
   bool read = false;
   std::string why; // when read: what the pods explain or serve
-  // Not read, the counts having just moved to a stall: when to look again (they may not move
-  // again, and then nothing queues the pass). Set once per move: a pass queued by something
-  // else meanwhile does not queue another.
+  // Not read, a stall not yet kPodReadAfter old: when to look again (the counts may not move
+  // again, and then nothing queues the pass).
   std::optional<api::WallTime> recheckAt;
 };
 
