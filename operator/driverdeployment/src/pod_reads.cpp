@@ -45,29 +45,29 @@ PodRead podReadDecision(const PodReadInput& in, PodReadClock& clock, api::WallTi
     clock = {std::move(counts), now};
   }
   if (!in.everyPass.empty()) {
-    return {true, in.everyPass, std::nullopt};
+    return {true, in.everyPass, false, std::nullopt};
   }
   const std::string stall = toExplain(in);
   if (!in.operatorRollout.empty()) {
     if (in.rolloutUnderway) {
-      return {true, in.operatorRollout + " under way", std::nullopt};
+      return {true, in.operatorRollout + " under way", false, std::nullopt};
     }
     for (const WorkloadPods& w : in.workloads) {
       if (w.operatorRolled && !settled(w)) {
-        return {true, in.operatorRollout + ": a workload not settled", std::nullopt};
+        return {true, in.operatorRollout + ": a workload not settled", false, std::nullopt};
       }
     }
     if (!stall.empty()) {
-      return {true, in.operatorRollout + ": " + stall, std::nullopt};
+      return {true, in.operatorRollout + ": " + stall, false, std::nullopt};
     }
   }
   if (stall.empty()) {
     return {};
   }
   if (now - clock.since < kPodReadAfter) {
-    return {false, "", clock.since + kPodReadAfter};
+    return {false, "", false, clock.since + kPodReadAfter};
   }
-  return {true, stall + " and no change for " + std::to_string(kPodReadAfter.count()) + " s",
+  return {true, stall + " and no change for " + std::to_string(kPodReadAfter.count()) + " s", true,
           std::nullopt};
 }
 

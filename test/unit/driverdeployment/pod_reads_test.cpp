@@ -58,6 +58,7 @@ TEST(PodReadDecision, APodNotReadyWhileNothingMovesIsExplainedByThePods) {
   EXPECT_EQ(meanwhile.recheckAt, first.recheckAt);
   const PodRead due = podReadDecision(in, clock, *first.recheckAt);
   EXPECT_TRUE(due.read);
+  EXPECT_TRUE(due.stall) << "its own pods, listed";
   EXPECT_EQ(due.why, "1 of 3 pods not ready and no change for 15 s");
   // The pod gets ready: nothing to explain.
   in.workloads[0] = nodePlugin(3, 3, 3, 3);
@@ -103,6 +104,7 @@ TEST(PodReadDecision, TheOperatorsOwnRolloutReadsThePodsAtOnceWhileItsWorkloadsM
   in.workloads[0].operatorRolled = true;
   const PodRead rolling = podReadDecision(in, clock, kStart + 1s);
   EXPECT_TRUE(rolling.read);
+  EXPECT_FALSE(rolling.stall) << "watched: the rollout goes on as they change";
   EXPECT_EQ(rolling.why, "a WhenVolumesUnused rollout: a workload not settled");
   in.workloads[0].updated = 3;
   in.workloads[0].observedCurrent = false; // the DaemonSet controller has not seen the apply

@@ -256,6 +256,13 @@ protected:
     awaitCached(*caches_.child("DaemonSet"), r::daemonsets, dsNamespace(), "demo-node");
   }
 
+  // The owner label's key as a query parameter.
+  static std::string ownerSelector() {
+    std::string selector = api::kOwnerLabel;
+    selector.replace(selector.find('/'), 1, "%2F");
+    return selector;
+  }
+
   std::string dsNamespace() const {
     const Json* ds = api_.findNamed(r::daemonsets, "demo-node");
     return ds == nullptr ? "" : (*ds)["metadata"].value("namespace", "");
@@ -1050,7 +1057,8 @@ TEST_F(ReconcilerTest, TheWorkloadsPodsAreHeardByLabelThePodsWithVolumesOnlyOnDe
 
 // With the DaemonSet controller's own rollout, the workloads' status counts their pods: a converged
 // driver reads none. A pod not ready while the counts stay put is a stall its pods explain: after
-// kPodReadAfter they are listed (and watched, until no pass needs them for kOnDemandPodsIdle).
+// kPodReadAfter the DriverDeployment's own pods are listed (by the owner label, in its namespace),
+// and again every minute while it lasts.
 TEST_F(ReconcilerTest, TheWorkloadsPodsAreReadOnlyToExplainAStall) {
   Json dd = driverDeployment();
   dd["spec"]["node"]["updateStrategy"] = {{"type", "RollingUpdate"}};
@@ -1095,12 +1103,18 @@ TEST_F(ReconcilerTest, TheWorkloadsPodsAreReadOnlyToExplainAStall) {
   EXPECT_EQ(first.after, kPodReadAfter + 1s);
 
   clock_.advance(first.after); // the passes' wall clock with it
-  queued_.insert("demo");
-  drain();
-  EXPECT_GT(api_.count("GET", "/api/v1/pods?"), 0) << "listed to explain the stall";
-  EXPECT_TRUE(caches_.podsOnDemand.running());
+  settle();
+  const ReconcileResult due = reconcile("demo");
+  settle();
+  const std::string podsOfDemo =
+      "/api/v1/namespaces/" + dsNamespace() + "/pods?labelSelector=" + ownerSelector() + "%3Ddemo";
+  EXPECT_EQ(api_.count("GET", podsOfDemo), 1) << "its own pods listed to explain the stall";
+  EXPECT_EQ(api_.count("GET", "/api/v1/pods?"), 0) << "no watch of every workload's pods";
+  EXPECT_FALSE(caches_.podsOnDemand.running());
   EXPECT_NE(condition("Degraded").find("ImagePullBackOff: no such image"), std::string::npos)
       << condition("Degraded");
+  ASSERT_EQ(due.outcome, ReconcileResult::Outcome::Requeue) << "listed again while it lasts";
+  EXPECT_EQ(due.after, 60s);
 }
 
 // Companion objects are children like the rest: applied with the workloads and pruned when the

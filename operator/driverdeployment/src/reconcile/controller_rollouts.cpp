@@ -196,8 +196,8 @@ asio::awaitable<void> Reconciler::rollController(ReconcileRun& run) {
   workload.available = intField(status, "availableReplicas");
   workload.orderedPods = effective.controller->kind == "StatefulSet";
   const std::string podPrefix = name + "-";
-  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
-    if (pod->namespace_ == effective.namespace_ && pod->name.rfind(podPrefix, 0) == 0) {
+  for (const CachedPod* pod : workloadPods(run)) {
+    if (pod->name.rfind(podPrefix, 0) == 0) {
       workload.pods.push_back({pod->name, pod->uid, pod->nodeName, pod->revisionHash, pod->deleting,
                                pod->ready, pod->created, pod->readySince, pod->crashLoop()});
     }

@@ -55,7 +55,7 @@ asio::awaitable<StepResult> Reconciler::rollNodePlugins(ReconcileRun& run) {
   const std::string dsUid = metadataField(*ds, "uid");
   NodeRolloutInput input;
   input.currentHash = nodePluginRevision(effective, dsUid);
-  input.pluginPods = nodePluginPods(effective, dsUid);
+  input.pluginPods = nodePluginPods(run, dsUid);
   input.nodes = nodesOf(input.pluginPods);
   const bool outdated =
       std::any_of(input.pluginPods.begin(), input.pluginPods.end(),
@@ -122,11 +122,11 @@ std::string Reconciler::nodePluginRevision(const api::Effective& effective,
   return currentRevisionHash(revisions, dsUid);
 }
 
-std::vector<const CachedPod*> Reconciler::nodePluginPods(const api::Effective& effective,
+std::vector<const CachedPod*> Reconciler::nodePluginPods(const ReconcileRun& run,
                                                          const std::string& dsUid) {
   std::vector<const CachedPod*> out;
-  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
-    if (pod->namespace_ == effective.namespace_ && !dsUid.empty() && pod->controllerUid == dsUid) {
+  for (const CachedPod* pod : workloadPods(run)) {
+    if (!dsUid.empty() && pod->controllerUid == dsUid) {
       out.push_back(pod);
     }
   }

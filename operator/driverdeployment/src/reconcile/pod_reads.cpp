@@ -5,7 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <csiop/api/annotations.hpp>
 #include <csiop/api/json_access.hpp>
+#include <csiop/kube/attempt.hpp>
 
 #include "reconcile_run.hpp"
 
@@ -19,6 +21,8 @@ namespace {
 
 // How long a pass waits for the workloads' pods to be listed.
 constexpr std::chrono::seconds kPodsWait{30};
+// A stall's explanation (its pods listed for the pass) is read again this often while it lasts.
+constexpr std::chrono::seconds kStallRelist{60};
 
 std::int32_t count(const Json& object, const char* field) {
   const Json& value = member(object, field);
@@ -122,21 +126,62 @@ asio::awaitable<StepResult> Reconciler::readPodsWhenNeeded(ReconcileRun& run) {
     }
     co_return std::nullopt; // what the cache holds, if another DriverDeployment keeps it
   }
+  if (decision.stall) {
+    // Looked at again while it lasts: the pods may change their story with the counts put.
+    run.requeueAfter(kStallRelist);
+    if (!run.podsRead) {
+      co_await listWorkloadPods(run, decision.why);
+    }
+    co_return std::nullopt;
+  }
   if (!caches_.podsOnDemand.synced()) {
-    spdlog::debug("DriverDeployment {} reads its workloads' pods: {}", run.name, decision.why);
+    spdlog::info("DriverDeployment {} reads its workloads' pods: {}", run.name, decision.why);
   }
   run.podsRead = co_await caches_.podsOnDemand.demand(kPodsWait);
   if (run.podsRead) {
     co_return std::nullopt;
   }
-  const std::string notListed =
-      "the workloads' pods are not listed yet (read for " + decision.why + ")";
-  if (!input.everyPass.empty() || !input.operatorRollout.empty()) {
-    // Its decisions would take no pod for no pod: the pass ends here, and is retried.
-    co_return failedWith(ErrorLine{notListed});
+  // Its decisions would take no pod for no pod: the pass ends here, and is retried.
+  co_return failedWith(
+      ErrorLine{"the workloads' pods are not listed yet (read for " + decision.why + ")"});
+}
+
+asio::awaitable<void> Reconciler::listWorkloadPods(ReconcileRun& run, const std::string& why) {
+  const api::Effective& effective = *run.effective;
+  const std::string selector = std::string(api::kOwnerLabel) + "=" + effective.name;
+  auto listed = co_await kube::attempt(
+      client_.listAll(kube::resources::pods, effective.namespace_, {.labelSelector = selector}));
+  if (!listed) {
+    spdlog::warn("DriverDeployment {}: listing its workloads' pods ({}): {}; its status goes "
+                 "without them",
+                 run.name, why, listed.message());
+    co_return;
   }
-  spdlog::warn("DriverDeployment {}: {}; its status goes without them", run.name, notListed);
-  co_return std::nullopt;
+  std::vector<CachedPod>& pods = run.listedPods.emplace();
+  pods.reserve(listed->items.size());
+  for (const Json& pod : listed->items) {
+    if (keptInPodCache(pod)) {
+      pods.push_back(decodePod(pod));
+    }
+  }
+  run.podsRead = true;
+}
+
+std::vector<const CachedPod*> Reconciler::workloadPods(const ReconcileRun& run) {
+  std::vector<const CachedPod*> out;
+  const std::string& ns = run.effective->namespace_;
+  if (run.listedPods) {
+    for (const CachedPod& pod : *run.listedPods) {
+      out.push_back(&pod);
+    }
+    return out;
+  }
+  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, run.name)) {
+    if (pod->namespace_ == ns) {
+      out.push_back(pod);
+    }
+  }
+  return out;
 }
 
 } // namespace csiop::driverdeployment

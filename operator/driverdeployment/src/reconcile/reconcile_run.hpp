@@ -13,6 +13,7 @@
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/json_access.hpp>
 #include <csiop/api/types.hpp>
+#include <csiop/driverdeployment/cached_pod.hpp>
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/error_line.hpp>
 #include <csiop/driverdeployment/reconciler.hpp>
@@ -98,9 +99,11 @@ struct ReconcileRun {
   // as one of them are not applied.
   std::set<std::string> foreignAccounts;
 
-  // readPodsWhenNeeded: the workloads' pods are cached and listed (pod_reads.hpp); else the steps
-  // that read them take their counts from the workloads' status.
+  // readPodsWhenNeeded: the workloads' pods are known (pod_reads.hpp): cached, or listed for this
+  // pass alone (listedPods, a stall's explanation); else the steps that read them take their
+  // counts from the workloads' status.
   bool podsRead = false;
+  std::optional<std::vector<CachedPod>> listedPods;
 
   // loadSpecOrReportInvalid: why the spec is invalid (one line each), for EarlyStatus::InvalidSpec.
   std::vector<std::string> specErrors;

@@ -33,7 +33,7 @@ asio::awaitable<StepResult> Reconciler::explainRegistration(ReconcileRun& run) {
     if (const CachedChild* workload =
             caches_.child(kind)->get(effective.namespace_, effective.name + suffix)) {
       const std::vector<const CachedPod*> of =
-          nodePluginPods(effective, api::metadataField(workload->head, "uid"));
+          nodePluginPods(run, api::metadataField(workload->head, "uid"));
       pods.insert(pods.end(), of.begin(), of.end());
     }
   }

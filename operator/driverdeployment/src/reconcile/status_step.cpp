@@ -121,13 +121,7 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
       observed.controller = observe(controller->head, false);
     }
   }
-  std::vector<const CachedPod*> pods;
-  for (const CachedPod* pod : caches_.pods.byIndex(kByOwner, effective.name)) {
-    if (pod->namespace_ == effective.namespace_) {
-      pods.push_back(pod);
-    }
-  }
-  observed.podProblems = podProblems(pods);
+  observed.podProblems = podProblems(workloadPods(run));
   // Workloads short of pods their controller could not create: the FailedCreate Events (a
   // Deployment's ReplicaFailure condition).
   std::vector<std::pair<std::string, std::string>> workloads = {
@@ -157,8 +151,7 @@ void Reconciler::observeWorkloads(ReconcileRun& run) {
   // kubelet removes it only once the registrar's socket is gone), and counts for nothing.
   observed.registered = 0;
   if (nodePlugin != nullptr) {
-    for (const CachedPod* pod :
-         nodePluginPods(effective, api::metadataField(nodePlugin->head, "uid"))) {
+    for (const CachedPod* pod : nodePluginPods(run, api::metadataField(nodePlugin->head, "uid"))) {
       const CachedCSINode* csiNode = caches_.csiNodes.get("", pod->nodeName);
       if (!pod->nodeName.empty() && csiNode != nullptr &&
           std::ranges::find(csiNode->drivers, effective.driverName) != csiNode->drivers.end()) {

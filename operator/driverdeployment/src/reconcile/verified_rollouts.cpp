@@ -185,7 +185,7 @@ asio::awaitable<void> Reconciler::rollVerified(ReconcileRun& run) {
     input.revisionSettled = member(member(cachedDs->head, "status"), "observedGeneration") ==
                                 dsMeta.value("generation", Json()) &&
                             !applied_.behindLastApply(cachedDs->head);
-    const std::vector<const CachedPod*> pods = nodePluginPods(effective, dsUid);
+    const std::vector<const CachedPod*> pods = nodePluginPods(run, dsUid);
     for (const CachedPod* pod : pods) {
       input.pods.push_back(pluginPod(*pod));
       input.registration[pod->nodeName] =

@@ -65,6 +65,9 @@ struct PodReadClock {
 struct PodRead {
   bool read = false;
   std::string why; // when read: what the pods explain or serve
+  // Read to explain a stall: this DriverDeployment's pods alone, listed for the pass (and again
+  // while it lasts), not the watch of every workload's pods the operator's rollouts keep.
+  bool stall = false;
   // Not read, a stall not yet kPodReadAfter old: when to look again (the counts may not move
   // again, and then nothing queues the pass).
   std::optional<api::WallTime> recheckAt;

@@ -222,6 +222,8 @@ private:
   // pod_reads.cpp: whether this pass reads the workloads' pods (pod_reads.hpp); if so, their
   // cache listed (a verified or WhenVolumesUnused rollout's pass ends if it cannot be).
   boost::asio::awaitable<StepResult> readPodsWhenNeeded(ReconcileRun& run);
+  // pod_reads.cpp: the pods of the run's workloads, listed by the owner label for this pass.
+  boost::asio::awaitable<void> listWorkloadPods(ReconcileRun& run, const std::string& why);
   // node_plugins.cpp: updateStrategy WhenVolumesUnused: replaces the out-of-date node plugin
   // pods the plan allows (node_rollout.hpp) and records the rest as waiting.
   boost::asio::awaitable<StepResult> rollNodePlugins(ReconcileRun& run);
@@ -248,8 +250,9 @@ private:
   // `dsUid` from the caches: its current controller-revision-hash ("" : none recorded yet), its
   // pods, and the Node objects of their nodes (those the cache has).
   std::string nodePluginRevision(const api::Effective& effective, const std::string& dsUid);
-  std::vector<const CachedPod*> nodePluginPods(const api::Effective& effective,
-                                               const std::string& dsUid);
+  // The pods of the run's workloads: listed for the pass, or cached (pod_reads.cpp).
+  std::vector<const CachedPod*> workloadPods(const ReconcileRun& run);
+  std::vector<const CachedPod*> nodePluginPods(const ReconcileRun& run, const std::string& dsUid);
   std::map<std::string, const api::Json*> nodesOf(const std::vector<const CachedPod*>& pods);
   // pods_with_volumes.cpp: whether the pods that may use driver `driverName`'s volumes are
   // cached (Caches::volumeUsers()). `claims`: its claims' users count, not only its inline
