@@ -35,8 +35,16 @@ void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::Wo
           queueOwners(reconciler, queue, old, updated);
         });
   }
+  // A child's status-only change (a workload counting its pods as they start) is batched as the
+  // pods' changes are: a rollout's many counts fold into one pass a second.
   for (auto& child : caches.children) {
     child->onChange([&reconciler, &queue](const CachedChild* old, const CachedChild* updated) {
+      if (old != nullptr && updated != nullptr && onlyStatusDiffers(old->head, updated->head)) {
+        for (const auto& name : reconciler.ownersOf(*updated)) {
+          queue.addAfter(name, kPodChangeBatch);
+        }
+        return;
+      }
       queueOwners(reconciler, queue, old, updated);
     });
   }

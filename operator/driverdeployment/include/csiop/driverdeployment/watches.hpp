@@ -13,8 +13,9 @@
 
 namespace csiop::driverdeployment {
 
-// A workload's pods change one by one through a rollout (each becoming ready is a change):
-// their DriverDeployment is reconciled once for the changes of this long, not once per pod.
+// A workload's pods change one by one through a rollout (each becoming ready is a change), and
+// its status counts them as they do: their DriverDeployment is reconciled once for the changes of
+// this long, not once per pod or count.
 inline constexpr std::chrono::seconds kPodChangeBatch{1};
 
 // Registers the change handlers of every cache in `caches` so that each change queues the
