@@ -35,6 +35,14 @@ void OnDemandCache::want() {
   }
 }
 
+void OnDemandCache::hold(bool held) {
+  if (held == held_) {
+    return;
+  }
+  held_ = held;
+  want(); // held: started; released: `idle` from now
+}
+
 void OnDemandCache::start() {
   running_ = true;
   stopping_ = false;
@@ -59,6 +67,11 @@ asio::awaitable<void> OnDemandCache::runOnce() {
 void OnDemandCache::armIdle() {
   idleTimer_->expireAt(lastWant_ + idle_, [this] {
     if (closed_ || !running_ || stopping_) {
+      return;
+    }
+    if (held_) {
+      lastWant_ = clock_.now();
+      armIdle();
       return;
     }
     if (clock_.now() - lastWant_ < idle_) {

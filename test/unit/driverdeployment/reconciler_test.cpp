@@ -110,6 +110,12 @@ protected:
   }
 
   void TearDown() override {
+    for (runtime::OnDemandCache* cache : caches_.onDemand()) {
+      cache->stop();
+    }
+    EXPECT_TRUE(runUntil([&] {
+      return !caches_.podsOnDemand.running() && !caches_.podsWithVolumesOnDemand.running();
+    }));
     for (runtime::RunnableCache* cache : caches_.all()) {
       cache->stop();
     }
@@ -268,10 +274,10 @@ protected:
     return ds == nullptr ? "" : (*ds)["metadata"].value("namespace", "");
   }
 
-  // The first reconciles of a DriverDeployment on one node whose plugin is up to date and
-  // ready: Ready, and the cache shows that status.
-  void converge() {
-    api_.put(r::driverdeployments, driverDeployment());
+  // The first reconciles of a DriverDeployment (driverDeployment() unless given) on one node
+  // whose plugin is up to date and ready: Ready, and the cache shows that status.
+  void converge(Json dd = driverDeployment()) {
+    api_.put(r::driverdeployments, std::move(dd));
     api_.put(r::csinodes, csiNode("node-1"));
     start();
     queued_.insert("demo");
@@ -1062,14 +1068,7 @@ TEST_F(ReconcilerTest, TheWorkloadsPodsAreHeardByLabelThePodsWithVolumesOnlyOnDe
 TEST_F(ReconcilerTest, TheWorkloadsPodsAreReadOnlyToExplainAStall) {
   Json dd = driverDeployment();
   dd["spec"]["node"]["updateStrategy"] = {{"type", "RollingUpdate"}};
-  api_.put(r::driverdeployments, std::move(dd));
-  api_.put(r::csinodes, csiNode("node-1"));
-  start();
-  queued_.insert("demo");
-  drain();
-  setNodeDaemonSet(1, 1, 1, 1);
-  drain();
-  ASSERT_EQ(ready(), "True Ready: driver registered on 1/1 nodes");
+  converge(std::move(dd));
   EXPECT_EQ(api_.count("GET", "/api/v1/pods?"), 0) << "no pod read";
   EXPECT_FALSE(caches_.podsOnDemand.running());
 

@@ -121,6 +121,26 @@ TEST_F(OnDemandCacheTest, AWantWithinTheIdleTimeKeepsItRunning) {
   EXPECT_EQ(lists_, 1);
 }
 
+TEST_F(OnDemandCacheTest, HeldItRunsWithoutADemandAndReleasedItStopsAfterTheIdleTime) {
+  cache_->hold(true);
+  ASSERT_TRUE(test::runUntil(
+      io_, [&] { return cache_->synced(); }, 5s))
+      << "started by the hold";
+  for (int i = 0; i < 3; ++i) {
+    clock_.advance(kIdle);
+    io_.run_for(20ms);
+  }
+  EXPECT_TRUE(cache_->running()) << "no idle stop while held";
+  cache_->hold(false);
+  clock_.advance(kIdle - 1s);
+  io_.run_for(50ms);
+  EXPECT_TRUE(cache_->running()) << "the idle time runs from the release";
+  clock_.advance(1s);
+  ASSERT_TRUE(test::runUntil(
+      io_, [&] { return !cache_->running(); }, 5s));
+  EXPECT_EQ(lists_, 1);
+}
+
 TEST_F(OnDemandCacheTest, AfterStopNoDemandStartsItAgain) {
   ASSERT_TRUE(demand());
   cache_->stop();

@@ -17,6 +17,9 @@ void Reconciler::forget(const std::string& name) {
   registrarLogs_.erase(name);
   unregistered_.erase(name);
   podReadClocks_.erase(name);
+  if (podWatchers_.erase(name) > 0) {
+    caches_.podsOnDemand.hold(!podWatchers_.empty());
+  }
   volumeFailures_.erase(name);
   claimLookups_.erase(name);
   volumeFailureObjects_.erase(name);
@@ -29,7 +32,8 @@ std::size_t Reconciler::trackedStateEntries() const {
                   rollouts_.size() + smokeSwept_.size() + prePullsLeft_.size() +
                   controllerRollouts_.size() + provisionsClean_.size() + applied_.size() +
                   registrarLogs_.size() + unregistered_.size() + podReadClocks_.size() +
-                  volumeFailures_.size() + claimLookups_.size() + volumeFailureObjects_.size();
+                  podWatchers_.size() + volumeFailures_.size() + claimLookups_.size() +
+                  volumeFailureObjects_.size();
   for (const auto& [what, names] : waitingFor_) {
     n += names.size();
   }

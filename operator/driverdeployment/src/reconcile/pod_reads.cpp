@@ -115,6 +115,14 @@ asio::awaitable<StepResult> Reconciler::readPodsWhenNeeded(ReconcileRun& run) {
   if (effective.hasControllerWorkload()) {
     add(effective.controller->kind, effective.name + "-controller", false, verified);
   }
+  // The operator's own rollouts keep the watch of the workloads' pods: a new template starts its
+  // rollout in the pass that sees it, with no list to wait for.
+  if (input.operatorRollout.empty()) {
+    podWatchers_.erase(run.name);
+  } else {
+    podWatchers_.insert(run.name);
+  }
+  caches_.podsOnDemand.hold(!podWatchers_.empty());
   const api::WallTime now = api::parseRfc3339OrEpoch(now_());
   const PodRead decision = podReadDecision(input, podReadClocks_[run.name], now);
   run.podsRead = caches_.podsOnDemand.synced();

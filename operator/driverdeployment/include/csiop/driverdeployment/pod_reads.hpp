@@ -6,7 +6,9 @@
 // 1,000 nodes would otherwise cost every one of its pods' changes (scheduled, started, ready...).
 // The pods are read:
 // - while the operator rolls them out itself, and something moves: a verified rollout (its
-//   canaries, gates and rollbacks) and the WhenVolumesUnused strategy (which pod goes next);
+//   canaries, gates and rollbacks) and the WhenVolumesUnused strategy (which pod goes next).
+//   While such a DriverDeployment exists the watch of the workloads' pods is held, so that a new
+//   template starts its rollout in the pass that sees it;
 // - on every pass for the single-pod node plugin (the node it runs on is the one registered);
 // - to explain a stall: a pod not ready, or a ready node plugin whose node has not registered the
 //   driver, while the counts have not moved for kPodReadAfter. Then the pods say why (an image

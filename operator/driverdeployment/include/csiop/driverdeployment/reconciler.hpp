@@ -416,6 +416,9 @@ private:
   RegistrationClock registrations_;
   // DriverDeployment -> where its workloads' counts last moved (pod_reads.hpp).
   std::map<std::string, PodReadClock> podReadClocks_;
+  // DriverDeployments with a rollout of the operator's own: while there is one, the watch of the
+  // workloads' pods is held (caches.hpp: podsOnDemand).
+  std::set<std::string> podWatchers_;
   // The image (and pull policy) of the smoke tests' pods: the operator's own (--smoke-image).
   std::string smokeImage_;
   std::string smokePullPolicy_;

@@ -39,6 +39,10 @@ public:
 
   // Keeps the cache running for `idle` from now, starting it if it is stopped. Returns at once.
   void want();
+  // While held, the cache runs (started at once if stopped) and no idle time stops it; released,
+  // it stops `idle` after the last want() or release.
+  void hold(bool held);
+  bool held() const { return held_; }
   // want(), then waits until the cache has synced, at most `timeout`: whether it has.
   boost::asio::awaitable<bool> demand(Clock::Duration timeout);
   // For good (the process drains): no demand starts it again.
@@ -67,6 +71,7 @@ private:
   bool stopping_ = false; // an idle stop was asked; run() has not returned yet
   bool restart_ = false;  // wanted again while stopping: start once run() returns
   bool closed_ = false;   // stop(): never again
+  bool held_ = false;     // hold(true): no idle stop
   std::size_t starts_ = 0;
 };
 
