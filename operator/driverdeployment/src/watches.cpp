@@ -1,6 +1,7 @@
 // What queues a reconcile (see watches.hpp).
 #include <csiop/driverdeployment/watches.hpp>
 
+#include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/compare.hpp>
 
 namespace csiop::driverdeployment {
@@ -36,17 +37,23 @@ void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::Wo
         });
   }
   // A child's status-only change (a workload counting its pods as they start) is batched as the
-  // pods' changes are: a rollout's many counts fold into one pass a second.
+  // pods' changes are: a rollout's many counts fold into one pass a second. A controller that
+  // has observed a new generation goes at once: a verified rollout begins on it.
+  const auto observed = [](const CachedChild& child) {
+    return api::member(api::member(child.head, "status"), "observedGeneration");
+  };
   for (auto& child : caches.children) {
-    child->onChange([&reconciler, &queue](const CachedChild* old, const CachedChild* updated) {
-      if (old != nullptr && updated != nullptr && onlyStatusDiffers(old->head, updated->head)) {
-        for (const auto& name : reconciler.ownersOf(*updated)) {
-          queue.addAfter(name, kPodChangeBatch);
-        }
-        return;
-      }
-      queueOwners(reconciler, queue, old, updated);
-    });
+    child->onChange(
+        [&reconciler, &queue, observed](const CachedChild* old, const CachedChild* updated) {
+          if (old != nullptr && updated != nullptr && observed(*old) == observed(*updated) &&
+              onlyStatusDiffers(old->head, updated->head)) {
+            for (const auto& name : reconciler.ownersOf(*updated)) {
+              queue.addAfter(name, kPodChangeBatch);
+            }
+            return;
+          }
+          queueOwners(reconciler, queue, old, updated);
+        });
   }
   // A CSINode changes as a node registers or drops a driver: its drivers' status counts it.
   caches.csiNodes.onChange(
