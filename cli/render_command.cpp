@@ -2,8 +2,11 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
+#include <string>
 
+#include <csiop/api/json_access.hpp>
 #include <csiop/api/load.hpp>
 #include <csiop/api/yaml.hpp>
 #include <csiop/render/check.hpp>
@@ -66,8 +69,12 @@ int runRender(const RenderOptions& o, Streams& s) {
   render::ClusterFacts facts;
   facts.csiDriverV1 = !o.legacyCSIDriver;
   std::vector<api::Json> objects;
+  std::set<std::string> shared; // the objects of every driver at once, printed once
   for (const auto& dd : loaded.objects) {
     for (auto& obj : render::render(dd, facts)) {
+      if (render::isShared(obj) && !shared.insert(api::metadataField(obj, "name")).second) {
+        continue;
+      }
       objects.push_back(std::move(obj));
     }
   }

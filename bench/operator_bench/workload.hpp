@@ -41,7 +41,8 @@ Json driverDeployment(const std::string& name);
 Json validated(Json dd);
 
 // Every object `csi-operator render` produces for it (Namespace, CSIDriver, ServiceAccounts,
-// RBAC, DaemonSet, StatefulSet, StorageClass).
+// RBAC, DaemonSet, StatefulSet, StorageClass) but those of every driver at once
+// (render::isShared), which carry no owner label.
 std::vector<ObjectKey> expectedObjects(const Json& driverDeployment);
 
 // The server-side apply body that registers `drivers` in the CSINode of `node` (a v1 Node), as

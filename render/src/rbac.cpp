@@ -1,9 +1,13 @@
 #include "rbac.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
+#include <csiop/api/json_access.hpp>
 #include <csiop/api/secrets.hpp>
+#include <csiop/render/render.hpp>
 
 #include "containers.hpp"
 
@@ -121,6 +125,30 @@ const char* roleName(Component c) {
   }
 }
 
+// The sidecars whose upstream rules are a ClusterRole of their own, the same for every driver.
+constexpr Component kSharedRoleSidecars[] = {Component::Provisioner, Component::Attacher,
+                                             Component::Resizer, Component::Snapshotter,
+                                             Component::HealthMonitor};
+
+// "csiop:external-provisioner": two parts, where a DriverDeployment's roles have three
+// ("csiop:<name>:<what>", and a name has no colon), so no driver's role can take its name.
+std::string sharedRoleName(Component c) {
+  return std::string("csiop:") + roleName(c);
+}
+
+// The ClusterRole of a sidecar's upstream rules that every driver's binding names: no owner
+// (it outlives any one driver), labelled kSharedLabel.
+Json sharedRole(Component c) {
+  Json labels = {{"app.kubernetes.io/component", "sidecar-rbac"},
+                 {"app.kubernetes.io/part-of", api::kManagedBy},
+                 {"app.kubernetes.io/managed-by", api::kManagedBy},
+                 {api::kSharedLabel, "true"}};
+  return Json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+              {"kind", "ClusterRole"},
+              {"metadata", {{"name", sharedRoleName(c)}, {"labels", std::move(labels)}}},
+              {"rules", clusterRules(c)}};
+}
+
 Json subject(const std::string& sa, const std::string& ns) {
   return Json::array({Json{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", ns}}});
 }
@@ -141,6 +169,26 @@ void addRole(std::vector<Json>& clusterScoped, std::vector<Json>& namespaced,
   auto& into = cluster ? clusterScoped : namespaced;
   into.push_back(std::move(role));
   into.push_back(std::move(binding));
+}
+
+// A sidecar's upstream rules for ServiceAccount `sa`: a ClusterRoleBinding of this driver to the
+// sidecar's shared ClusterRole, which goes into `shared` once.
+void bindSharedRole(std::vector<Json>& clusterScoped, std::vector<Json>& shared,
+                    const Effective& effective, Component c, const std::string& sa) {
+  const std::string role = sharedRoleName(c);
+  if (std::none_of(shared.begin(), shared.end(),
+                   [&](const Json& r) { return r["metadata"]["name"] == role; })) {
+    shared.push_back(sharedRole(c));
+  }
+  // Not the name of the driver's own role of earlier versions ("csiop:<name>:<sidecar>"):
+  // a binding's roleRef is immutable, and the new binding is in place before the old one goes.
+  Json binding =
+      object(effective, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+             rbacName(effective, std::string("sidecar:") + roleName(c)), "", component::kRbac);
+  binding["subjects"] = subject(sa, effective.namespace_);
+  binding["roleRef"] =
+      Json{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}};
+  clusterScoped.push_back(std::move(binding));
 }
 
 // Which Secrets one ServiceAccount may `get`: by namespace ("" in a set: any name), and in any
@@ -262,6 +310,7 @@ std::vector<Json> renderServiceAccounts(const Effective& effective) {
 }
 
 std::vector<Json> renderRbac(const Effective& effective) {
+  std::vector<Json> shared;
   std::vector<Json> clusterScoped;
   std::vector<Json> namespaced;
   if (!effective.node.rbacRules.empty()) {
@@ -277,8 +326,7 @@ std::vector<Json> renderRbac(const Effective& effective) {
     // ServiceAccount; with capacity, its CSIStorageCapacity objects and the GET of its own pod
     // (whose owner, the DaemonSet, owns them). No leader election.
     const std::string name = rbacName(effective, roleName(Component::Provisioner));
-    addRole(clusterScoped, namespaced, effective, name, "", clusterRules(Component::Provisioner),
-            nodeName(effective));
+    bindSharedRole(clusterScoped, shared, effective, Component::Provisioner, nodeName(effective));
     if (effective.csiDriver.storageCapacity) {
       addRole(clusterScoped, namespaced, effective, name, effective.namespace_,
               Json::array({rule("storage.k8s.io", "csistoragecapacities",
@@ -302,7 +350,10 @@ std::vector<Json> renderRbac(const Effective& effective) {
         continue;
       }
       const std::string name = rbacName(effective, roleName(s.component));
-      addRole(clusterScoped, namespaced, effective, name, "", clusterRules(s.component), sa);
+      if (std::find(std::begin(kSharedRoleSidecars), std::end(kSharedRoleSidecars), s.component) !=
+          std::end(kSharedRoleSidecars)) {
+        bindSharedRole(clusterScoped, shared, effective, s.component, sa);
+      }
       Json rules = namespacedRules(s, effective);
       if (!rules.empty()) {
         addRole(clusterScoped, namespaced, effective, name, effective.namespace_, std::move(rules),
@@ -324,7 +375,25 @@ std::vector<Json> renderRbac(const Effective& effective) {
   }
   clusterScoped.insert(clusterScoped.end(), std::make_move_iterator(namespaced.begin()),
                        std::make_move_iterator(namespaced.end()));
-  return clusterScoped;
+  shared.insert(shared.end(), std::make_move_iterator(clusterScoped.begin()),
+                std::make_move_iterator(clusterScoped.end()));
+  return shared;
+}
+
+std::vector<Json> sharedObjects() {
+  std::vector<Json> out;
+  for (Component c : kSharedRoleSidecars) {
+    out.push_back(sharedRole(c));
+  }
+  return out;
+}
+
+bool isShared(const Json& object) {
+  // The label alone could be a user's (spec.objects, a class's labels): a shared object is also
+  // a ClusterRole without the owner label, which nothing else render makes is.
+  const Json& labels = api::member(api::member(object, "metadata"), "labels");
+  return api::stringField(labels, api::kSharedLabel) == "true" &&
+         !labels.contains(api::kOwnerLabel) && api::stringField(object, "kind") == "ClusterRole";
 }
 
 } // namespace csiop::render

@@ -180,17 +180,17 @@ TEST_F(Operator, SpecEditsUpdateAndPrune) {
                    .out;
         return seen == "registry.k8s.io/sig-storage/hostpathplugin:v1.17.1";
       }));
-  EXPECT_TRUE(waitFor("the snapshotter and its RBAC are pruned, and the StorageClass", 30s,
-                      [&](std::string& seen) {
-                        // The example's sidecars run in the node plugin's pods.
-                        seen = kubectl({"get", "ds", "hostpath-node", "-n", "csi-hostpath", "-o",
-                                        "jsonpath={.spec.template.spec.containers[*].name}"})
-                                   .out;
-                        return seen.find("csi-provisioner") != std::string::npos &&
-                               seen.find("csi-snapshotter") == std::string::npos &&
-                               !exists({"clusterrole", "csiop:hostpath:external-snapshotter"}) &&
-                               !exists({"storageclass", "csi-hostpath-sc"});
-                      }));
+  EXPECT_TRUE(waitFor(
+      "the snapshotter and its RBAC are pruned, and the StorageClass", 30s, [&](std::string& seen) {
+        // The example's sidecars run in the node plugin's pods.
+        seen = kubectl({"get", "ds", "hostpath-node", "-n", "csi-hostpath", "-o",
+                        "jsonpath={.spec.template.spec.containers[*].name}"})
+                   .out;
+        return seen.find("csi-provisioner") != std::string::npos &&
+               seen.find("csi-snapshotter") == std::string::npos &&
+               !exists({"clusterrolebinding", "csiop:hostpath:sidecar:external-snapshotter"}) &&
+               !exists({"storageclass", "csi-hostpath-sc"});
+      }));
 }
 
 TEST_F(Operator, ChangingAttachRequiredRecreatesTheCSIDriver) {
@@ -292,8 +292,8 @@ TEST_F(Operator, OrphanPolicyKeepsTheChildren) {
   kubectl({"delete", "namespace", "csi-nfs", "--wait=false"});
   kubectl({"delete", "csidriver", "nfs.csi.k8s.io"});
   kubectl({"delete", "storageclass", "nfs-csi"});
-  kubectl({"delete", "clusterrole,clusterrolebinding", "csiop:nfs:external-provisioner",
-           "csiop:nfs:external-resizer"});
+  kubectl({"delete", "clusterrolebinding", "csiop:nfs:sidecar:external-provisioner",
+           "csiop:nfs:sidecar:external-resizer"});
 }
 
 const char* kCompanions = R"(

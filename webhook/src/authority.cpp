@@ -3,6 +3,7 @@
 #include <set>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/render/render.hpp>
 
 namespace csiop::webhook {
 namespace {
@@ -212,6 +213,16 @@ std::vector<Requirement> requirements(const api::DriverDeployment& dd,
     } else if (const api::ObjectKind* builtin =
                    api::findObjectKind(api::builtinObjectKinds(), object)) {
       resource = GroupResource{builtin->group(), builtin->resource};
+    }
+    if (render::isShared(object)) {
+      // A sidecar's ClusterRole of its upstream rules, kept by the operator for every driver:
+      // the author creates none, but this driver's binding grants its rules to its
+      // ServiceAccount, as binding it oneself would.
+      out.push_back(Requirement{what + " (shared by every driver) is bound: it grants its rules",
+                                accessesOf(member(object, "rules"), ""),
+                                resourceAccess("bind", kRbacGroup, "clusterroles", "", name),
+                                {}});
+      continue;
     }
     if (!resource) {
       // render makes nothing else; should a kind be added without a resource here, only one who

@@ -203,7 +203,8 @@ Caches::Caches(kube::Client& client, const kube::ResourceRef& csiDriverResource,
       provisioningFailures(client, r::events, {}, false,
                            volumeEventSelector(kProvisioningFailedEvent)),
       attachFailures(client, r::events, {}, false, volumeEventSelector(kFailedAttachVolumeEvent)),
-      mountFailures(client, r::events, {}, false, volumeEventSelector(kFailedMountEvent)) {
+      mountFailures(client, r::events, {}, false, volumeEventSelector(kFailedMountEvent)),
+      sharedRoles(client, r::clusterroles, api::kSharedLabel) {
   // Each many-object cache builds only what its transform reads as it parses (field_mask.hpp).
   pods.setFields(podFields());
   pods.setTransform([](Json& pod) { return keptInPodCache(pod); });
@@ -350,7 +351,7 @@ std::vector<Informer*> Caches::objectCaches() {
 }
 
 std::vector<runtime::RunnableCache*> Caches::all() {
-  std::vector<runtime::RunnableCache*> out = {&csiNodes};
+  std::vector<runtime::RunnableCache*> out = {&csiNodes, &sharedRoles};
   for (Informer* i : objectCaches()) {
     out.push_back(i);
   }

@@ -55,6 +55,13 @@ void queueReconcilesOnChange(Caches& caches, Reconciler& reconciler, runtime::Wo
           queueOwners(reconciler, queue, old, updated);
         });
   }
+  // A shared object (each sidecar's ClusterRole) deleted, or changed from what this operator
+  // renders: every DriverDeployment's next pass applies it again (its own applies queue none).
+  caches.sharedRoles.onChange([&reconciler, &queue](const Json* old, const Json* updated) {
+    for (const auto& name : reconciler.sharedChanged(old, updated)) {
+      queue.add(name);
+    }
+  });
   // A CSINode changes as a node registers or drops a driver: its drivers' status counts it.
   caches.csiNodes.onChange(
       [&reconciler, &queue](const CachedCSINode* old, const CachedCSINode* updated) {

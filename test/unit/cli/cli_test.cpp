@@ -1,11 +1,13 @@
 // The csi-operator command line, run in-process with captured streams.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
 #include <csiop/api/yaml.hpp>
+#include <csiop/render/render.hpp>
 
 #include "cli_run.hpp"
 
@@ -38,12 +40,23 @@ TEST(Cli, RenderReadsStdin) {
   EXPECT_EQ(r.out, readFile(kSrc + "/test/golden/nfs.yaml"));
 }
 
+// Each document's objects in turn; a ClusterRole every driver shares (render::isShared) once.
 TEST(Cli, RenderRendersEveryDocumentOfAStream) {
   const auto r = run({"render", "-f", "-"}, readFile(kSrc + "/examples/nfs.yaml") + "---\n" +
                                                 readFile(kSrc + "/examples/hostpath.yaml"));
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, readFile(kSrc + "/test/golden/nfs.yaml") +
-                       readFile(kSrc + "/test/golden/hostpath.yaml"));
+  std::vector<api::Json> expected = api::parseYaml(readFile(kSrc + "/test/golden/nfs.yaml"));
+  std::size_t sharedTwice = 0;
+  for (api::Json& object : api::parseYaml(readFile(kSrc + "/test/golden/hostpath.yaml"))) {
+    if (render::isShared(object) &&
+        std::find(expected.begin(), expected.end(), object) != expected.end()) {
+      ++sharedTwice;
+      continue;
+    }
+    expected.push_back(std::move(object));
+  }
+  EXPECT_GT(sharedTwice, 0u) << "both drivers run the provisioner";
+  EXPECT_EQ(api::parseYaml(r.out), expected);
 }
 
 TEST(Cli, RenderJsonIsAList) {

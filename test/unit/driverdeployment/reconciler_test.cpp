@@ -14,6 +14,7 @@
 #include <boost/asio/co_spawn.hpp>
 
 #include <csiop/api/annotations.hpp>
+#include <csiop/api/json_access.hpp>
 #include <csiop/api/load.hpp>
 #include <csiop/driverdeployment/cache_start.hpp>
 #include <csiop/driverdeployment/compare.hpp>
@@ -86,6 +87,11 @@ protected:
     caches_.csiNodes.onChange([this](const CachedCSINode* old, const CachedCSINode* updated) {
       reconciler_.noteRegistration(old, updated);
       queueOwners(old, updated);
+    });
+    caches_.sharedRoles.onChange([this](const Json* old, const Json* updated) {
+      for (const auto& name : reconciler_.sharedChanged(old, updated)) {
+        queued_.insert(name);
+      }
     });
   }
 
@@ -595,6 +601,87 @@ TEST_F(ReconcilerTest, AStorageClassDroppedFromTheSpecIsPrunedAndAnotherClientsC
   drain();
   EXPECT_EQ(api_.find(r::storageclasses, "", "fast"), nullptr);
   EXPECT_NE(api_.find(r::storageclasses, "", "fast-copy"), nullptr);
+}
+
+// Each sidecar's upstream rules are one ClusterRole for every driver (render::isShared): applied
+// with the claim where missing, again when deleted or changed, not by a pass that finds it as
+// rendered. A driver's own copy of an earlier version goes once its binding to the shared one is
+// in place. The shared ones stay when the driver goes.
+TEST_F(ReconcilerTest, EachSidecarsClusterRoleIsSharedPutBackAndOutlivesTheDriver) {
+  Json dd = driverDeployment();
+  dd["spec"]["controller"] = {{"attacher", {{"enabled", true}}}};
+  create(dd);
+  const Json* provisioner = api_.find(r::clusterroles, "", "csiop:external-provisioner");
+  ASSERT_NE(provisioner, nullptr);
+  EXPECT_FALSE((*provisioner)["metadata"].contains("ownerReferences"));
+  EXPECT_NE(api_.find(r::clusterroles, "", "csiop:external-attacher"), nullptr);
+  EXPECT_EQ(api_.find(r::clusterroles, "", "csiop:external-resizer"), nullptr);
+  const Json* binding =
+      api_.find(r::clusterrolebindings, "", "csiop:demo:sidecar:external-provisioner");
+  ASSERT_NE(binding, nullptr);
+  EXPECT_EQ((*binding)["roleRef"]["name"], "csiop:external-provisioner");
+  const Json rules = (*provisioner)["rules"];
+
+  const auto roleWrites = [&] {
+    return api_.count("PATCH", "/clusterroles/") + api_.count("POST", "/clusterroles");
+  };
+  const int written = roleWrites();
+  EXPECT_EQ(written, 2) << "one apply of each, however many passes";
+  // As the API server returns them: each rule's keys in its own order (verbs first).
+  Json stored = *provisioner;
+  for (Json& rule : stored["rules"]) {
+    rule = Json{{"verbs", rule["verbs"]},
+                {"apiGroups", rule["apiGroups"]},
+                {"resources", rule["resources"]}};
+  }
+  api_.put(r::clusterroles, std::move(stored));
+  awaitCached(caches_.sharedRoles, r::clusterroles, "", "csiop:external-provisioner");
+  queued_.insert("demo");
+  drain();
+  EXPECT_EQ(roleWrites(), written) << "as rendered: not written again";
+
+  // A rule added by someone else is taken out again; a deleted role is applied again.
+  Json edited = *api_.find(r::clusterroles, "", "csiop:external-provisioner");
+  edited["rules"].push_back({{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"get"}}});
+  api_.put(r::clusterroles, std::move(edited));
+  awaitCached(caches_.sharedRoles, r::clusterroles, "", "csiop:external-provisioner");
+  drain();
+  EXPECT_TRUE(
+      sameJson((*api_.find(r::clusterroles, "", "csiop:external-provisioner"))["rules"], rules));
+  ASSERT_TRUE(api_.erase(r::clusterroles, "", "csiop:external-attacher"));
+  ASSERT_TRUE(
+      runUntil([&] { return caches_.sharedRoles.get("", "csiop:external-attacher") == nullptr; }));
+  drain();
+  EXPECT_NE(api_.find(r::clusterroles, "", "csiop:external-attacher"), nullptr);
+
+  // What an earlier version made for this driver alone: a ClusterRole of the sidecar's rules and
+  // its binding, as the operator writes its children (owner, labels, field manager).
+  Json old = *api_.find(r::clusterrolebindings, "", "csiop:demo:sidecar:external-provisioner");
+  old["metadata"]["name"] = "csiop:demo:external-provisioner";
+  old["metadata"].erase("uid");
+  old["roleRef"]["name"] = "csiop:demo:external-provisioner";
+  Json oldRole = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                  {"kind", "ClusterRole"},
+                  {"metadata", old["metadata"]},
+                  {"rules", rules}};
+  api_.put(r::clusterroles, std::move(oldRole));
+  api_.put(r::clusterrolebindings, std::move(old));
+  awaitCached(*caches_.child("ClusterRoleBinding"), r::clusterrolebindings, "",
+              "csiop:demo:external-provisioner");
+  drain();
+  EXPECT_EQ(api_.find(r::clusterroles, "", "csiop:demo:external-provisioner"), nullptr);
+  EXPECT_EQ(api_.find(r::clusterrolebindings, "", "csiop:demo:external-provisioner"), nullptr);
+
+  Json deleting = *api_.find(r::driverdeployments, "", "demo");
+  deleting["metadata"]["deletionTimestamp"] = fixedNow();
+  api_.put(r::driverdeployments, std::move(deleting));
+  awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+  drain();
+  EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr);
+  EXPECT_EQ(api_.find(r::clusterrolebindings, "", "csiop:demo:sidecar:external-provisioner"),
+            nullptr);
+  EXPECT_NE(api_.find(r::clusterroles, "", "csiop:external-provisioner"), nullptr);
+  EXPECT_NE(api_.find(r::clusterroles, "", "csiop:external-attacher"), nullptr);
 }
 
 // A deletion waits while a volume of the driver exists, the driver managed on; once the volume

@@ -3,6 +3,7 @@
 // nothing unrelated, nothing cluster-wide that could be namespaced.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "../common/render_test_util.hpp"
@@ -99,14 +100,55 @@ TEST(Rbac, EachSidecarGetsExactlyItsUpstreamRules) {
     const auto objs = render::render(load(only(c.field)));
     const auto roles = ofKind(objs, "ClusterRole");
     ASSERT_EQ(roles.size(), 1u);
-    EXPECT_EQ((*roles[0])["metadata"]["name"], std::string("csiop:demo:") + c.role);
+    // The sidecar's shared ClusterRole, bound by this driver's binding.
+    EXPECT_EQ((*roles[0])["metadata"]["name"], std::string("csiop:") + c.role);
+    EXPECT_TRUE(render::isShared(*roles[0]));
     EXPECT_EQ(rulesOf(*roles[0]), c.rules);
-    const Json& binding = *find(objs, "ClusterRoleBinding", std::string("csiop:demo:") + c.role);
-    EXPECT_EQ(binding["roleRef"]["name"], std::string("csiop:demo:") + c.role);
+    const Json& binding =
+        *find(objs, "ClusterRoleBinding", std::string("csiop:demo:sidecar:") + c.role);
+    EXPECT_EQ(binding["roleRef"]["name"], std::string("csiop:") + c.role);
     EXPECT_EQ(binding["subjects"], Json::parse(R"([{"kind": "ServiceAccount",
       "name": "demo-controller", "namespace": "csi-demo"}])"));
+    EXPECT_FALSE(render::isShared(binding));
     EXPECT_TRUE(ofKind(objs, "Role").empty()) << "single replica: no leases";
   }
+}
+
+TEST(Rbac, ASidecarsClusterRoleIsTheSameObjectForEveryDriverAndOwnedByNone) {
+  const auto a = render::render(load(dd("  controller: {attacher: {enabled: true}}\n", "alpha")));
+  const auto b = render::render(load(dd("  controller: {resizer: {enabled: true}}\n", "beta")));
+  const Json& roleA = *find(a, "ClusterRole", "csiop:external-provisioner");
+  EXPECT_EQ(roleA, *find(b, "ClusterRole", "csiop:external-provisioner"));
+  EXPECT_FALSE(roleA["metadata"].contains("ownerReferences"));
+  EXPECT_FALSE(roleA["metadata"]["labels"].contains(api::kOwnerLabel));
+  EXPECT_EQ(roleA["metadata"]["labels"][api::kSharedLabel], "true");
+  // Every shared ClusterRole is one of sharedObjects(), as rendered.
+  const auto shared = render::sharedObjects();
+  for (const auto& objs : {a, b}) {
+    for (const Json* role : ofKind(objs, "ClusterRole")) {
+      EXPECT_NE(std::find(shared.begin(), shared.end(), *role), shared.end()) << role->dump();
+    }
+  }
+  // Each driver has bindings of its own, to its ServiceAccount.
+  EXPECT_EQ((*find(b, "ClusterRoleBinding",
+                   "csiop:beta:sidecar:external-provisioner"))["subjects"][0]["name"],
+            "beta-controller");
+  EXPECT_EQ(find(a, "ClusterRole", "csiop:external-resizer"), nullptr);
+}
+
+TEST(Rbac, OnlyTheOperatorsOwnClusterRolesAreShared) {
+  // A user's label on a class or an extra object does not make it shared.
+  const auto objs = render::render(load(dd(R"(  storageClasses:
+  - name: fast
+    labels: {csiop.dev/shared: "true"}
+  objects:
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: Role
+    metadata: {name: extra, labels: {csiop.dev/shared: "true"}}
+    rules: []
+)")));
+  EXPECT_FALSE(render::isShared(*find(objs, "StorageClass", "fast")));
+  EXPECT_FALSE(render::isShared(*find(objs, "Role", "extra", "csi-demo")));
 }
 
 TEST(Rbac, NodePluginNeedsNoneUnlessGrantedRules) {

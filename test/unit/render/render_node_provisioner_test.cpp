@@ -49,9 +49,9 @@ TEST(RenderNodeProvisioner, RunsBesideTheDriverOnEveryNodeForItsNodeOnly) {
 
 TEST(RenderNodeProvisioner, TheNodePluginsAccountGetsTheProvisionersRulesAndCapacity) {
   const auto objs = distributed();
-  const Json* role = find(objs, "ClusterRole", "csiop:hostpath-local:external-provisioner");
+  const Json* role = find(objs, "ClusterRole", "csiop:external-provisioner");
   const Json* binding =
-      find(objs, "ClusterRoleBinding", "csiop:hostpath-local:external-provisioner");
+      find(objs, "ClusterRoleBinding", "csiop:hostpath-local:sidecar:external-provisioner");
   ASSERT_NE(role, nullptr);
   ASSERT_NE(binding, nullptr);
   EXPECT_EQ((*binding)["subjects"][0]["name"], "hostpath-local-node");

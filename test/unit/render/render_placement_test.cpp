@@ -80,8 +80,8 @@ TEST(RenderPlacement, TheSidecarsRbacIsBoundToTheNodePluginsServiceAccount) {
       bound.insert((*b)["metadata"]["name"].get<std::string>());
     }
   }
-  EXPECT_TRUE(bound.contains("csiop:demo:external-provisioner"));
-  EXPECT_TRUE(bound.contains("csiop:demo:external-attacher"));
+  EXPECT_TRUE(bound.contains("csiop:demo:sidecar:external-provisioner"));
+  EXPECT_TRUE(bound.contains("csiop:demo:sidecar:external-attacher"));
   EXPECT_TRUE(bound.contains("csiop:demo:controller-driver"));
   // Leader election's leases, in the driver's namespace.
   EXPECT_NE(find(objs, "Role", "csiop:demo:external-provisioner", "csi-demo"), nullptr);

@@ -36,18 +36,27 @@ TEST(Render, OrdersObjectsForApplying) {
   for (const auto& o : renderYaml(dd("  controller: {}\n  storageClasses: [{name: s}]\n"))) {
     kinds.push_back(o["kind"]);
   }
+  // The sidecars' shared ClusterRoles first among the RBAC, then their bindings.
   const std::vector<std::string> expected = {
-      "Namespace",   "CSIDriver",          "ServiceAccount", "ServiceAccount",
-      "ClusterRole", "ClusterRoleBinding", "ClusterRole",    "ClusterRoleBinding",
-      "DaemonSet",   "Deployment",         "StorageClass"};
+      "Namespace",   "CSIDriver",   "ServiceAccount",     "ServiceAccount",
+      "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
+      "DaemonSet",   "Deployment",  "StorageClass"};
   EXPECT_EQ(kinds, expected);
 }
 
+// A shared ClusterRole (every driver's) names no driver: the operator's labels and its own.
 TEST(Render, EveryObjectCarriesTheRecommendedLabels) {
   auto d = load(dd("  controller: {replicas: 2}\n  storageClasses: [{name: s}]\n"));
   for (const auto& o : render::render(d)) {
     SCOPED_TRACE(o["kind"].get<std::string>());
     const Json& l = o["metadata"]["labels"];
+    if (render::isShared(o)) {
+      EXPECT_EQ(l, (Json{{"app.kubernetes.io/component", "sidecar-rbac"},
+                         {"app.kubernetes.io/part-of", "csi-operator"},
+                         {"app.kubernetes.io/managed-by", "csi-operator"},
+                         {api::kSharedLabel, "true"}}));
+      continue;
+    }
     EXPECT_EQ(l["app.kubernetes.io/name"], "demo.csi.example.com");
     EXPECT_EQ(l["app.kubernetes.io/instance"], "demo");
     EXPECT_TRUE(l.contains("app.kubernetes.io/component"));
@@ -65,8 +74,9 @@ TEST(Render, OwnerReferencesOnlyWithAKnownUid) {
   d.metadata["uid"] = "u-1";
   for (const auto& o : render::render(d)) {
     SCOPED_TRACE(o["kind"].get<std::string>());
-    if (o["kind"] == "Namespace") {
-      // Never owned: deleting the DriverDeployment must not delete a namespace.
+    if (o["kind"] == "Namespace" || render::isShared(o)) {
+      // Never owned: deleting the DriverDeployment must not delete a namespace, nor the
+      // sidecars' ClusterRoles every driver binds.
       EXPECT_FALSE(o["metadata"].contains("ownerReferences"));
       continue;
     }

@@ -47,17 +47,38 @@ TEST(Authority, EveryObjectNeedsItsCreateAndWorkloadsNeedPods) {
 }
 
 TEST(Authority, ARoleNeedsItsRulesOrEscalate) {
-  const auto all = requirementsOf(example("hostpath.yaml"));
-  const auto it = std::find_if(all.begin(), all.end(), [](const Requirement& r) {
-    return r.why.starts_with("ClusterRole ") && r.why.ends_with("grants its rules");
-  });
-  ASSERT_NE(it, all.end());
-  ASSERT_TRUE(it->shortcut);
-  EXPECT_EQ(it->shortcut->verb, "escalate");
-  EXPECT_EQ(it->shortcut->resource, "clusterroles");
-  EXPECT_FALSE(it->allOf.empty());
-  for (const Access& a : it->allOf) {
+  Json dd = example("hostpath.yaml");
+  dd["spec"]["node"]["rbacRules"] =
+      Json::parse(R"([{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}])");
+  const auto all = requirementsOf(dd);
+  const Requirement* role = find(all, "ClusterRole csiop:hostpath:node-driver grants its rules");
+  ASSERT_NE(role, nullptr);
+  ASSERT_TRUE(role->shortcut);
+  EXPECT_EQ(role->shortcut->verb, "escalate");
+  EXPECT_EQ(role->shortcut->resource, "clusterroles");
+  EXPECT_TRUE(needs(*role, "get nodes cluster-wide"));
+  for (const Access& a : role->allOf) {
     EXPECT_TRUE(a.namespace_.empty()) << a.describe(); // a ClusterRole's rules: cluster-wide
+  }
+}
+
+// A sidecar's shared ClusterRole is not the author's to create, but the driver's binding grants
+// its rules: the author holds them, or may bind that role.
+TEST(Authority, ASharedSidecarRoleNeedsItsRulesOrBindButNoCreate) {
+  const auto all = requirementsOf(example("hostpath.yaml"));
+  const Requirement* shared =
+      find(all, "ClusterRole csiop:external-provisioner (shared by every driver) is bound");
+  ASSERT_NE(shared, nullptr);
+  ASSERT_TRUE(shared->shortcut);
+  EXPECT_EQ(shared->shortcut->describe(),
+            "bind clusterroles.rbac.authorization.k8s.io \"csiop:external-provisioner\" "
+            "cluster-wide");
+  EXPECT_TRUE(needs(*shared, "create persistentvolumes cluster-wide"));
+  for (const Access& a : shared->allOf) {
+    EXPECT_TRUE(a.namespace_.empty()) << a.describe();
+  }
+  for (const Requirement& r : all) {
+    EXPECT_FALSE(needs(r, "create clusterroles.rbac.authorization.k8s.io cluster-wide")) << r.why;
   }
 }
 

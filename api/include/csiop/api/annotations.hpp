@@ -33,6 +33,9 @@ inline constexpr const char* kApproveOperatorUpdateAnnotation = "csiop.dev/appro
 inline constexpr const char* kOwnerLabel = "csiop.dev/driverdeployment";
 inline constexpr const char* kOwnerUidAnnotation = "csiop.dev/owner-uid";
 inline constexpr const char* kManagedBy = "csi-operator"; // app.kubernetes.io/managed-by
+// On the objects the operator keeps for every driver at once (each sidecar's ClusterRole of its
+// upstream rules, which every driver's binding names): no owner label, no owner; "true".
+inline constexpr const char* kSharedLabel = "csiop.dev/shared";
 // On each workload, written with it: the DriverDeployment's generation and a digest of the
 // parts of its spec that workloads are rendered from, and the version of the operator that
 // rendered it. Together they tell a change of the spec from one of the operator.

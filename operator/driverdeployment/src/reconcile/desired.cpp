@@ -6,6 +6,7 @@
 #include <csiop/driverdeployment/reconciler.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include <csiop/api/json_access.hpp>
@@ -47,6 +48,10 @@ const Json& ReconcileRun::desiredCSIDriver() const {
 
 asio::awaitable<StepResult> Reconciler::computeDesired(ReconcileRun& run) {
   run.desired = render::render(*run.spec, {.csiDriverV1 = csiDriverV1()});
+  // The objects of every driver at once are no child of this one (applySharedObjects).
+  std::copy_if(run.desired.begin(), run.desired.end(), std::back_inserter(run.shared),
+               render::isShared);
+  std::erase_if(run.desired, render::isShared);
   run.pollConfig = co_await annotateConfigHashes(run);
   co_return std::nullopt;
 }

@@ -90,6 +90,7 @@ asio::awaitable<StepResult> Reconciler::claimAlongWithIdentities(ReconcileRun& r
   first.push_back(ensureFinalizer(run));
   first.push_back(claimDriverName(run));
   first.push_back(applyServiceAccounts(run));
+  first.push_back(applySharedObjects(run));
   std::vector<StepResult> results = co_await runtime::allOf(std::move(first));
   for (StepResult& result : results) {
     if (!result.goesOn()) {

@@ -52,6 +52,9 @@ struct ReconcileRun {
   // of the configuration their pods reference; pollConfig if any workload references some
   // (read again every configPollPeriod).
   std::vector<api::Json> desired;
+  // The objects of every driver at once that the children name (render::isShared), taken out of
+  // `desired`: no child of this DriverDeployment (applySharedObjects).
+  std::vector<api::Json> shared;
   bool pollConfig = false;
   // holdFailedNodePlugins: the operator's digest of each node plugin DaemonSet's desired pod
   // template (by DaemonSet name), as rendered (before a rollback puts the previous one back).

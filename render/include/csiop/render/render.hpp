@@ -31,6 +31,13 @@ std::vector<Json> render(const api::DriverDeployment& object, const ClusterFacts
 // API's: csiop/api/annotations.hpp.
 std::string ownerSelector(const std::string& driverDeploymentName);
 
+// The objects the operator keeps for every driver at once, labelled api::kSharedLabel: the
+// ClusterRole of each sidecar that calls the API, with its upstream rules ("csiop:<sidecar>",
+// no owner). render() puts those a driver's bindings name first among its RBAC; the operator
+// applies one when it is missing or differs and never deletes it (it outlives any one driver).
+std::vector<Json> sharedObjects();
+bool isShared(const Json& object);
+
 // A rendered workload is a node plugin's (Linux or Windows), by its component label: a DaemonSet,
 // or with placement SinglePod a StatefulSet, as the controller's may be.
 bool isNodePlugin(const Json& workload);

@@ -348,7 +348,8 @@ TEST(VendorCephRbd, ControllerRulesAreTheVendorsRoles) {
   for (const char* sidecar :
        {"external-provisioner", "external-attacher", "external-resizer", "external-snapshotter"}) {
     const std::string name = std::string("csiop:ceph-rbd:") + sidecar;
-    EXPECT_EQ(obj("ClusterRoleBinding", name)["subjects"][0]["name"], "ceph-rbd-controller")
+    const std::string binding = std::string("csiop:ceph-rbd:sidecar:") + sidecar;
+    EXPECT_EQ(obj("ClusterRoleBinding", binding)["subjects"][0]["name"], "ceph-rbd-controller")
         << name;
   }
 }

@@ -313,7 +313,8 @@ TEST(VendorCsiDriverNfs, ControllerRbac) {
                      {"get", "list", "watch", "create", "update"}));
   for (const char* sidecar : {"external-provisioner", "external-resizer", "external-snapshotter"}) {
     const std::string name = std::string("csiop:csi-driver-nfs:") + sidecar;
-    EXPECT_EQ(at(get(objects(), "ClusterRoleBinding", name), "/subjects/0/name"),
+    const std::string binding = std::string("csiop:csi-driver-nfs:sidecar:") + sidecar;
+    EXPECT_EQ(at(get(objects(), "ClusterRoleBinding", binding), "/subjects/0/name"),
               "csi-driver-nfs-controller")
         << name;
     EXPECT_EQ(at(get(objects(), "RoleBinding", name, "kube-system"), "/subjects/0/name"),
@@ -325,8 +326,7 @@ TEST(VendorCsiDriverNfs, ControllerRbac) {
   EXPECT_FALSE(grants(cluster, "", "secrets", {"get"}));
   EXPECT_FALSE(grants(leases, "", "secrets", {"get"}));
   // No attacher: attachRequired is false.
-  EXPECT_TRUE(testutil::find(objects(), "ClusterRole", "csiop:csi-driver-nfs:external-attacher") ==
-              nullptr);
+  EXPECT_TRUE(testutil::find(objects(), "ClusterRole", "csiop:external-attacher") == nullptr);
 }
 
 // deploy/v4.13.4/storageclass.yaml (= deploy/example/storageclass-nfs.yaml),

@@ -285,11 +285,12 @@ TEST(VendorJuiceFs, ControllerRulesAreTheVendorsClusterRole) {
             "juicefs-controller");
   for (const char* sidecar : {"external-provisioner", "external-resizer"}) {
     const std::string name = std::string("csiop:juicefs:") + sidecar;
-    EXPECT_EQ(obj("ClusterRoleBinding", name)["subjects"][0]["name"], "juicefs-controller") << name;
+    const std::string binding = std::string("csiop:juicefs:sidecar:") + sidecar;
+    EXPECT_EQ(obj("ClusterRoleBinding", binding)["subjects"][0]["name"], "juicefs-controller")
+        << name;
   }
-  EXPECT_EQ(testutil::find(objects(), "ClusterRole", "csiop:juicefs:external-snapshotter"),
-            nullptr);
-  EXPECT_EQ(testutil::find(objects(), "ClusterRole", "csiop:juicefs:external-attacher"), nullptr);
+  EXPECT_EQ(testutil::find(objects(), "ClusterRole", "csiop:external-snapshotter"), nullptr);
+  EXPECT_EQ(testutil::find(objects(), "ClusterRole", "csiop:external-attacher"), nullptr);
 }
 
 // deploy/k8s.yaml, ConfigMap juicefs-csi-driver-config: the name is the driver's default

@@ -426,15 +426,15 @@ TEST(VendorOpenebsLvm, SidecarRulesCoverTheVendorsMergedRoles) {
                      {"get", "list", "watch", "create", "update", "patch", "delete"}));
   for (const char* sidecar : {"external-provisioner", "external-resizer", "external-snapshotter"}) {
     const std::string name = std::string("csiop:openebs-lvm:") + sidecar;
-    EXPECT_EQ(subjectOf(get(objects(), "ClusterRoleBinding", name)),
+    const std::string binding = std::string("csiop:openebs-lvm:sidecar:") + sidecar;
+    EXPECT_EQ(subjectOf(get(objects(), "ClusterRoleBinding", binding)),
               "kube-system/openebs-lvm-controller")
         << sidecar;
     EXPECT_TRUE(grants(get(objects(), "Role", name, kNamespace), "coordination.k8s.io", "leases",
                        {"get", "watch", "list", "delete", "update", "create"}))
         << sidecar;
   }
-  EXPECT_EQ(testutil::find(objects(), "ClusterRole", "csiop:openebs-lvm:external-attacher"),
-            nullptr)
+  EXPECT_EQ(testutil::find(objects(), "ClusterRole", "csiop:external-attacher"), nullptr)
       << "nothing to attach";
 }
 

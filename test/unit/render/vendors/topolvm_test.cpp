@@ -308,7 +308,7 @@ TEST(VendorTopoLvm, DriverRulesAreTheChartsNodeAndControllerRoles) {
 // external-provisioner-cfg) are the operator's own, bound to topolvm-controller.
 TEST(VendorTopoLvm, SidecarRulesCoverTheChartsCopies) {
   const auto objs = renderExample("topolvm");
-  const Json& prov = get(objs, "ClusterRole", "csiop:topolvm:external-provisioner");
+  const Json& prov = get(objs, "ClusterRole", "csiop:external-provisioner");
   ASSERT_TRUE(prov.is_object());
   EXPECT_TRUE(
       grants(prov, "", "persistentvolumes", {"get", "list", "watch", "create", "patch", "delete"}));
@@ -322,7 +322,7 @@ TEST(VendorTopoLvm, SidecarRulesCoverTheChartsCopies) {
   }
   EXPECT_TRUE(grants(prov, "", "nodes", {"get", "list", "watch"}));
 
-  const Json& resizer = get(objs, "ClusterRole", "csiop:topolvm:external-resizer");
+  const Json& resizer = get(objs, "ClusterRole", "csiop:external-resizer");
   ASSERT_TRUE(resizer.is_object());
   EXPECT_TRUE(grants(resizer, "", "persistentvolumes", {"get", "list", "watch", "patch"}));
   EXPECT_TRUE(grants(resizer, "", "persistentvolumeclaims/status", {"patch"}));
@@ -330,7 +330,7 @@ TEST(VendorTopoLvm, SidecarRulesCoverTheChartsCopies) {
   EXPECT_TRUE(
       grants(resizer, "storage.k8s.io", "volumeattributesclasses", {"get", "list", "watch"}));
 
-  const Json& snap = get(objs, "ClusterRole", "csiop:topolvm:external-snapshotter");
+  const Json& snap = get(objs, "ClusterRole", "csiop:external-snapshotter");
   ASSERT_TRUE(snap.is_object());
   EXPECT_TRUE(grants(snap, "snapshot.storage.k8s.io", "volumesnapshotcontents",
                      {"get", "list", "watch", "update", "patch"}));
@@ -349,7 +349,8 @@ TEST(VendorTopoLvm, SidecarRulesCoverTheChartsCopies) {
                      {"get", "watch", "list", "delete", "update", "create"}));
   for (const char* sidecar : {"external-provisioner", "external-resizer", "external-snapshotter"}) {
     const std::string name = std::string("csiop:topolvm:") + sidecar;
-    const Json& b = get(objs, "ClusterRoleBinding", name);
+    const std::string binding = std::string("csiop:topolvm:sidecar:") + sidecar;
+    const Json& b = get(objs, "ClusterRoleBinding", binding);
     ASSERT_TRUE(b.is_object()) << sidecar;
     EXPECT_EQ(subjectOf(b), "topolvm-controller") << sidecar;
     EXPECT_TRUE(

@@ -112,6 +112,9 @@ struct Caches {
   Informer provisioningFailures;
   Informer attachFailures;
   Informer mountFailures;
+  // The objects the operator keeps for every driver at once (api::kSharedLabel: each sidecar's
+  // ClusterRole), applied again when one is deleted or changed.
+  Informer sharedRoles;
   // One per child kind: the kinds every driver gets, the companion kinds (ConfigMap, Service,
   // PodDisruptionBudget, VolumeSnapshotClass: served only where its CRD is installed), and
   // those of `objectKinds`.

@@ -116,6 +116,11 @@ public:
   std::vector<std::string> ownersOf(const CachedCSINode& csiNode);
   // Those of a child (its owner label, as ownersOf(child.head)).
   std::vector<std::string> ownersOf(const CachedChild& child);
+  // shared_objects.cpp: a shared object (render::isShared) changed (`old` null: added;
+  // `updated` null: deleted): the DriverDeployments whose next pass applies it again, every one
+  // when it is gone or differs from this operator's rendering, none when it is as rendered (the
+  // echo of the operator's own apply) or one this operator does not render.
+  std::vector<std::string> sharedChanged(const api::Json* old, const api::Json* updated);
   // A CSINode changed (`old` null: added; `updated` null: deleted): the registration clock
   // stamps the drivers it begins to list (verified rollouts' Registered gate).
   void noteRegistration(const CachedCSINode* old, const CachedCSINode* updated);
@@ -204,7 +209,7 @@ private:
   // name someone else holds skips to the status step, which reports it, before anything else is
   // written.
   boost::asio::awaitable<StepResult> checkDriverName(ReconcileRun& run);
-  // reconcile.cpp: the next three at the same time (independent requests: one round trip
+  // reconcile.cpp: the next four at the same time (independent requests: one round trip
   // before the children instead of two); the first result that ends the pass, in this order.
   boost::asio::awaitable<StepResult> claimAlongWithIdentities(ReconcileRun& run);
   // finalizer.cpp: adds the finalizer if missing (not once the deletion has begun).
@@ -212,6 +217,11 @@ private:
   // driver_name.cpp: the claim checkDriverName decided, if any; a name that is ours and out of
   // date is applied with the children's first wave (applyCSIDriver).
   boost::asio::awaitable<StepResult> claimDriverName(ReconcileRun& run);
+  // shared_objects.cpp: the shared objects the driver's bindings name (render::isShared), where
+  // the cache lacks one or it differs.
+  boost::asio::awaitable<StepResult> applySharedObjects(ReconcileRun& run);
+  boost::asio::awaitable<std::optional<ErrorLine>> applyShared(const api::Json& desired);
+  std::vector<std::string> everyDriverDeployment() const;
   // children.cpp: the ServiceAccounts, if their namespaces are there (no grant comes with
   // them, and the workloads' pods need them): the workloads then need not wait a wave.
   boost::asio::awaitable<StepResult> applyServiceAccounts(ReconcileRun& run);
@@ -403,6 +413,9 @@ private:
   std::function<std::string()> now_;
   std::chrono::milliseconds configPollPeriod_;
   AppliedObjects applied_;
+  // The shared objects this process applied (their content is this binary's): one not in the
+  // cache yet is not applied again by every pass until the watch shows it.
+  std::set<std::string> sharedApplied_;
   // By DriverDeployment name; dropped once the cache shows the write.
   std::map<std::string, StatusWritten> statusWritten_;
   // DriverDeployment -> the uid whose forced deletion has an Event (a new one of the name gets
