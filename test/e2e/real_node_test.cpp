@@ -1318,16 +1318,34 @@ std::string verifiedEvents(const std::string& reason) {
       .out;
 }
 
-// Waits for the rollout to be rolled back after `gate` failed, and checks that the node is back
-// on `plugin`'s revision, Ready and registered.
-void expectRolledBack(const std::string& gate, const std::string& revision) {
+// The node plugin's rollout status of "verified", read at once (fields read one by one may
+// straddle a pass).
+Json nodeRollout() {
+  const Json dd = kubectlJson({"get", "dd", "verified"});
+  const Json& status = dd.contains("status") ? dd["status"] : Json::object();
+  return status.contains("rollout") && status["rollout"].contains("node")
+             ? status["rollout"]["node"]
+             : Json::object();
+}
+
+// Applies `manifest` and waits for its rollout to be rolled back after `gate` failed, then checks
+// that the node is back on `revision`'s plugin, Ready and registered. The rollback waited for is
+// this manifest's: an earlier rollback's status (the same gate possibly) stays until this rollout
+// starts, so its failed template must differ from the one recorded before the apply.
+void applyAndExpectRolledBack(const std::string& manifest, const std::string& gate,
+                              const std::string& revision) {
+  const std::string failedBefore = nodeRollout().value("failedTemplate", "");
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, manifest).ok());
+  Json rollout;
   EXPECT_TRUE(
       waitFor("the canary is rolled back, " + gate + " failed", 240s, [&](std::string& seen) {
-        seen = kubectl({"get", "dd", "verified", "-o", "jsonpath={.status.rollout.node}"}).out;
-        // The gate too: an earlier rollback's status stays until this rollout starts.
-        return rolloutField("phase") == "RolledBack" && rolloutField("failedGate") == gate;
+        rollout = nodeRollout();
+        seen = rollout.dump();
+        return rollout.value("phase", "") == "RolledBack" &&
+               rollout.value("failedGate", "") == gate &&
+               rollout.value("failedTemplate", "") != failedBefore;
       }));
-  EXPECT_EQ(rolloutField("failedNode"), kNode);
+  EXPECT_EQ(rollout.value("failedNode", ""), kNode);
   EXPECT_EQ(conditionField("verified", "RolloutFailed", "status"), "True");
   EXPECT_TRUE(waitFor("the old plugin serves again, registered", 120s, [&](std::string& seen) {
     seen = verifiedPlugin();
@@ -1371,10 +1389,9 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgradeInBa
   //    finds it missing, the canary fails the ImagesPulled gate, and its plugin pod is never
   //    touched.
   const std::string untouched = verifiedPlugin();
-  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
-                      verifiedDriverManifest("localhost/csiop-test/not-on-the-node:1", nameArg))
-                  .ok());
-  expectRolledBack("ImagesPulled", first);
+  ASSERT_NO_FATAL_FAILURE(applyAndExpectRolledBack(
+      verifiedDriverManifest("localhost/csiop-test/not-on-the-node:1", nameArg), "ImagesPulled",
+      first));
   EXPECT_NE(rolloutField("message").find("ErrImageNeverPull"), std::string::npos)
       << rolloutField("message");
   EXPECT_EQ(verifiedPlugin(), untouched) << "the canary's plugin pod was replaced";
@@ -1388,19 +1405,17 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgradeInBa
 
   // 1b. An image whose registry cannot be reached: the pre-pull retries with back-off until its
   //     deadline (gateTimeoutSeconds), then the canary fails ImagesPulled, its plugin untouched.
-  ASSERT_TRUE(
-      kubectl({"apply", "-f", "-"}, verifiedDriverManifest("localhost:1/csiop-test/unreachable:1",
-                                                           nameArg, false, "IfNotPresent"))
-          .ok());
-  expectRolledBack("ImagesPulled", first);
+  ASSERT_NO_FATAL_FAILURE(
+      applyAndExpectRolledBack(verifiedDriverManifest("localhost:1/csiop-test/unreachable:1",
+                                                      nameArg, false, "IfNotPresent"),
+                               "ImagesPulled", first));
   EXPECT_NE(rolloutField("message"), "");
   EXPECT_EQ(verifiedPlugin(), untouched) << "the canary's plugin pod was replaced";
   expectOthersUntouched("an unreachable registry");
 
   // 2. A flag the driver does not know (a renamed flag): the canary crash-loops.
-  ASSERT_TRUE(
-      kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, "--no-such-flag")).ok());
-  expectRolledBack("PodReady", first);
+  ASSERT_NO_FATAL_FAILURE(applyAndExpectRolledBack(
+      verifiedDriverManifest(kHostpathImage, "--no-such-flag"), "PodReady", first));
   EXPECT_NE(rolloutField("message").find("crash-loops"), std::string::npos)
       << rolloutField("message");
   const Json back = kubectlJson({"get", "ds", "verified-node", "-n", kVerifiedNamespace});
@@ -1414,17 +1429,14 @@ TEST_F(RealNode, AVerifiedRolloutRollsBackABrokenCanaryAndPassesAGoodUpgradeInBa
   expectOthersUntouched("a crash loop");
 
   // 3. A driver that runs but registers under another name: the Registered gate fails.
-  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
-                      verifiedDriverManifest(kHostpathImage, "--drivername=other.csiop.dev"))
-                  .ok());
-  expectRolledBack("Registered", first);
+  ASSERT_NO_FATAL_FAILURE(applyAndExpectRolledBack(
+      verifiedDriverManifest(kHostpathImage, "--drivername=other.csiop.dev"), "Registered", first));
   expectOthersUntouched("a driver that never registers");
 
   // 4. A driver that starts and registers but cannot publish a volume (its state directory
   //    read-only): the smoke volume fails at its Mount stage, with the kubelet's message.
-  ASSERT_TRUE(
-      kubectl({"apply", "-f", "-"}, verifiedDriverManifest(kHostpathImage, nameArg, true)).ok());
-  expectRolledBack("SmokeVolume", first);
+  ASSERT_NO_FATAL_FAILURE(applyAndExpectRolledBack(
+      verifiedDriverManifest(kHostpathImage, nameArg, true), "SmokeVolume", first));
   const std::string smokeFailure = rolloutField("message");
   EXPECT_EQ(smokeFailure.rfind("Mount: ", 0), 0u) << smokeFailure;
   EXPECT_NE(smokeFailure.find("read-only file system"), std::string::npos) << smokeFailure;
