@@ -2,11 +2,15 @@
 
 namespace csiop::driverdeployment {
 
-int applyWave(const std::string& kind, bool serviceAccountsExist) {
-  if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
-    return 1;
+bool isIdentity(const std::string& kind) {
+  return kind == "ServiceAccount" || kind == "Role" || kind == "ClusterRole";
+}
+
+int applyWave(const std::string& kind, bool identitiesExist) {
+  if (identitiesExist) {
+    return 0;
   }
-  return isWorkload(kind) && !serviceAccountsExist ? 1 : 0;
+  return kind == "ClusterRoleBinding" || kind == "RoleBinding" || isWorkload(kind) ? 1 : 0;
 }
 
 bool isWorkload(const std::string& kind) {

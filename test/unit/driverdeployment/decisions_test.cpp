@@ -254,13 +254,17 @@ TEST(ApplyWave, RolesAndServiceAccountsBeforeBindingsAndWorkloads) {
   EXPECT_EQ(applyWave("Deployment", false), applyWave("ClusterRoleBinding", false));
 }
 
-TEST(ApplyWave, WorkloadsWhoseServiceAccountsExistGoWithTheRolesBeforeTheBindings) {
-  for (const char* workload : {"DaemonSet", "Deployment", "StatefulSet"}) {
-    EXPECT_EQ(applyWave(workload, true), applyWave("ClusterRole", true)) << workload;
-    EXPECT_LT(applyWave(workload, true), applyWave("RoleBinding", true)) << workload;
+TEST(ApplyWave, OnceTheIdentitiesWentWithTheClaimEveryOtherChildIsOneWave) {
+  for (const char* kind : {"DaemonSet", "Deployment", "StatefulSet", "RoleBinding",
+                           "ClusterRoleBinding", "StorageClass", "ConfigMap", "CSIDriver"}) {
+    EXPECT_EQ(applyWave(kind, true), applyWave("DaemonSet", true)) << kind;
   }
-  for (const char* role : {"ClusterRole", "Role"}) {
-    EXPECT_LT(applyWave(role, true), applyWave("ClusterRoleBinding", true)) << role;
+  for (const char* kind : {"ServiceAccount", "Role", "ClusterRole"}) {
+    EXPECT_TRUE(isIdentity(kind)) << kind;
+  }
+  for (const char* kind :
+       {"RoleBinding", "ClusterRoleBinding", "DaemonSet", "StorageClass", "CSIDriver"}) {
+    EXPECT_FALSE(isIdentity(kind)) << kind << " grants or runs something";
   }
 }
 

@@ -42,7 +42,13 @@ using kube::testing::Request;
 class FakeApi {
 public:
   explicit FakeApi(boost::asio::io_context& io)
-      : server_(io, [this](const Request& r) { return handle(r); }) {}
+      : server_(io, [this](const Request& r) {
+          Reply reply = handle(r);
+          if (delay_) {
+            reply.delay += delay_(r);
+          }
+          return reply;
+        }) {}
 
   std::string url() const { return server_.url(); }
   const std::vector<Request>& requests() const { return server_.requests(); }
@@ -118,6 +124,11 @@ public:
   // Called for each DELETE before it is carried out; returns how long the answer is delayed.
   using DeleteHook = std::function<std::chrono::milliseconds(const Request&)>;
   void onDelete(DeleteHook hook) { onDelete_ = std::move(hook); }
+
+  // Called for each request once it is carried out; returns how long its answer is delayed
+  // (a slow answer, to tell a client's round trips apart).
+  using DelayHook = std::function<std::chrono::milliseconds(const Request&)>;
+  void delay(DelayHook hook) { delay_ = std::move(hook); }
 
   // Called for each request first: a reply it returns is the answer instead (a 429, a 500), and
   // the request is not carried out.
@@ -554,6 +565,7 @@ private:
   std::vector<Watcher> watchers_;
   DeleteHook onDelete_;
   Intercept intercept_;
+  DelayHook delay_;
   std::int64_t resourceVersion_ = 1000;
   int uids_ = 0;
 };

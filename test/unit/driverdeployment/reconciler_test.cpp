@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <boost/asio/co_spawn.hpp>
@@ -393,6 +395,130 @@ TEST_F(ReconcilerTest, ADriverNameHeldBySomeoneElseIsAConflictAndNothingIsApplie
   EXPECT_EQ(api_.count("POST", "/daemonsets"), 0);
   EXPECT_EQ(api_.count("PATCH", "/csidrivers/"), 0) << "someone else's CSIDriver is not touched";
   EXPECT_TRUE(recorded("DriverNameConflict"));
+}
+
+// The resource a request's target names ("serviceaccounts", "daemonsets", "namespaces/csi-demo"
+// for a read of one namespace).
+std::string resourceOf(const std::string& target) {
+  const std::string path = target.substr(0, target.find('?'));
+  const auto last = path.rfind('/');
+  const std::string tail = path.substr(last + 1);
+  const auto before = path.rfind('/', last - 1);
+  const std::string parent = path.substr(before + 1, last - before - 1);
+  return parent == "namespaces" ? parent + "/" + tail : tail;
+}
+
+// A new driver in an existing namespace: its ServiceAccounts and its own roles go with the driver
+// name's claim (and the namespace's Pod Security level is read then), every other child one
+// round trip later, all at once: the workloads with their bindings and StorageClasses. The API
+// server answers the claim and the DaemonSet's create late, to tell the round trips apart.
+TEST_F(ReconcilerTest, ANewDriversWorkloadsAndBindingsGoOneRoundTripAfterItsClaimAndIdentities) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kLate = 400ms;
+  const std::string ns = api::driverNamespaceOf("demo", "");
+  api_.put(r::namespaces, {{"metadata", {{"name", ns}}}});
+  struct Arrival {
+    std::string method;
+    std::string resource;
+    Clock::time_point at;
+  };
+  std::vector<Arrival> arrivals;
+  std::optional<Clock::time_point> claimAnswered;
+  std::optional<Clock::time_point> daemonSetAnswered;
+  api_.delay([&](const testing::Request& request) {
+    const Arrival arrival{request.method, resourceOf(request.target), Clock::now()};
+    arrivals.push_back(arrival);
+    if (request.method != "POST") {
+      return 0ms;
+    }
+    if (arrival.resource == "csidrivers" && !claimAnswered) {
+      claimAnswered = arrival.at + kLate;
+      return std::chrono::milliseconds(kLate);
+    }
+    if (arrival.resource == "daemonsets" && !daemonSetAnswered) {
+      daemonSetAnswered = arrival.at + kLate;
+      return std::chrono::milliseconds(kLate);
+    }
+    return 0ms;
+  });
+  Json dd = driverDeployment();
+  dd["spec"]["controller"] = {{"replicas", 2}, {"attacher", {{"enabled", true}}}};
+  dd["spec"]["storageClasses"] = {{{"name", "demo-sc"}}};
+  create(std::move(dd));
+  ASSERT_TRUE(claimAnswered && daemonSetAnswered);
+  std::map<std::string, int> withClaim;
+  std::map<std::string, int> afterClaim;
+  for (const Arrival& a : arrivals) {
+    if (a.method == "POST" && a.resource != "events") {
+      (a.at < *claimAnswered ? withClaim : afterClaim)[a.resource]++;
+    }
+  }
+  for (const char* identity : {"serviceaccounts", "roles"}) { // the leader election's Role
+    EXPECT_GT(withClaim[identity], 0) << identity << " goes with the claim";
+    EXPECT_EQ(afterClaim[identity], 0) << identity;
+  }
+  EXPECT_EQ(afterClaim["clusterroles"], 0);
+  for (const char* rest :
+       {"daemonsets", "deployments", "rolebindings", "clusterrolebindings", "storageclasses"}) {
+    EXPECT_EQ(withClaim[rest], 0) << rest << " waits for the claim";
+    EXPECT_GT(afterClaim[rest], 0) << rest;
+  }
+  const auto namespaceRead = std::find_if(arrivals.begin(), arrivals.end(), [&](const Arrival& a) {
+    return a.method == "GET" && a.resource == "namespaces/" + ns;
+  });
+  ASSERT_NE(namespaceRead, arrivals.end()) << "its Pod Security level is read";
+  EXPECT_LT(namespaceRead->at, *claimAnswered) << "with the claim";
+  for (const Arrival& a : arrivals) {
+    if (a.method == "POST" &&
+        (a.resource == "deployments" || a.resource == "rolebindings" ||
+         a.resource == "clusterrolebindings" || a.resource == "storageclasses")) {
+      EXPECT_LT(a.at, *daemonSetAnswered) << a.resource << " goes with the DaemonSet";
+    }
+  }
+  EXPECT_EQ(condition("DriverNameConflict").rfind("True", 0), std::string::npos);
+}
+
+// Someone else creates the CSIDriver between the cache's read and the claim: the claim meets
+// AlreadyExists, what went with it (the ServiceAccounts and roles) is deleted again (exactly
+// those: uid preconditions), no workload is created, and once the cache shows the CSIDriver the
+// conflict is reported.
+TEST_F(ReconcilerTest, AClaimLostToARaceDeletesWhatWentWithItAndCreatesNoWorkload) {
+  api_.put(r::namespaces, {{"metadata", {{"name", api::driverNamespaceOf("demo", "")}}}});
+  start();
+  api_.hold(r::csidrivers); // the cache has not seen it yet
+  api_.put(r::csidrivers,
+           {{"metadata", {{"name", kDriver}}}, {"spec", {{"attachRequired", true}}}});
+  api_.put(r::driverdeployments, driverDeployment());
+  awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+  reconcile("demo");
+  settle();
+  EXPECT_EQ(api_.count("POST", "/csidrivers"), 1);
+  EXPECT_EQ(api_.count("POST", "/daemonsets"), 0);
+  int created = 0;
+  for (const char* identity : {"/serviceaccounts", "/roles", "/clusterroles"}) {
+    created += api_.count("POST", identity);
+  }
+  EXPECT_GT(created, 0);
+  int deleted = 0;
+  for (const auto& request : api_.requests()) {
+    if (request.method == "DELETE") {
+      ++deleted;
+      const Json options = Json::parse(request.body);
+      EXPECT_TRUE(options.value("preconditions", Json::object()).contains("uid")) << request.target;
+    }
+  }
+  EXPECT_EQ(deleted, created);
+  for (const kube::ResourceRef& ref : {r::serviceaccounts, r::roles, r::clusterroles}) {
+    for (const Json& object : api_.all(ref)) {
+      EXPECT_FALSE(object["metadata"].value("labels", Json::object()).contains(api::kOwnerLabel))
+          << object["metadata"]["name"] << " is left";
+    }
+  }
+  api_.release(r::csidrivers);
+  drain();
+  EXPECT_EQ(condition("DriverNameConflict").rfind("True ", 0), 0u)
+      << condition("DriverNameConflict");
+  EXPECT_EQ(api_.count("POST", "/daemonsets"), 0);
 }
 
 // attachRequired cannot change on a CSIDriver: the operator deletes its CSIDriver and makes a new

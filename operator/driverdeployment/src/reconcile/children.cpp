@@ -1,7 +1,7 @@
-// Every child: the Namespace first (created if missing, never owned), then in two waves
-// (decisions.hpp's applyWave: roles, the CSIDriver claimDriverName claimed, and the workloads
-// if the ServiceAccounts went with the claim; then the bindings), the objects of a wave at the
-// same time. A child is created when the caches do not have it, applied when it differs, and
+// Every child: the ServiceAccounts and the driver's own roles with the driver name's claim
+// (applyIdentities), then the Namespace (created if missing, never owned), then the rest in
+// waves (apply_waves.hpp: one once the identities went with the claim), the objects of a wave at
+// the same time. A child is created when the caches do not have it, applied when it differs, and
 // left alone when it is someone else's or marked unmanaged.
 #include <csiop/driverdeployment/reconciler.hpp>
 
@@ -28,29 +28,30 @@ namespace asio = boost::asio;
 using api::Json;
 using api::metadataField;
 
-asio::awaitable<StepResult> Reconciler::applyServiceAccounts(ReconcileRun& run) {
-  std::vector<const Json*> accounts;
+asio::awaitable<StepResult> Reconciler::applyIdentities(ReconcileRun& run) {
+  std::vector<const Json*> identities;
   for (const Json& desired : run.desired) {
-    if (desired["kind"] != "ServiceAccount") {
+    if (!isIdentity(desired["kind"])) {
       continue;
     }
-    if (caches_.namespaces.get("", metadataField(desired, "namespace")) == nullptr) {
+    const std::string ns = metadataField(desired, "namespace");
+    if (!ns.empty() && caches_.namespaces.get("", ns) == nullptr) {
       co_return std::nullopt; // created with the Namespace first (applyChildren)
     }
-    accounts.push_back(&desired);
+    identities.push_back(&desired);
   }
-  co_await applyAtOnce(run, accounts);
-  run.serviceAccountsApplied = true;
+  co_await applyAtOnce(run, identities);
+  run.identitiesApplied = true;
   co_return std::nullopt;
 }
 
 asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
-  // After the ServiceAccounts (applyServiceAccounts), which a pod's admission looks up first.
+  // After the ServiceAccounts (applyIdentities), which a pod's admission looks up first.
   co_await checkPodSecurity(run);
   std::map<int, std::vector<const Json*>> waves;
   for (const Json& desired : run.desired) {
     const std::string kind = desired["kind"];
-    if (kind == "ServiceAccount" && run.serviceAccountsApplied) {
+    if (isIdentity(kind) && run.identitiesApplied) {
       continue;
     }
     if (kind == "CSIDriver") {
@@ -63,7 +64,7 @@ asio::awaitable<StepResult> Reconciler::applyChildren(ReconcileRun& run) {
       continue; // checkPrerequisites reports it
     }
     if (kind != "Namespace") {
-      waves[applyWave(kind, run.serviceAccountsApplied)].push_back(&desired);
+      waves[applyWave(kind, run.identitiesApplied)].push_back(&desired);
       continue;
     }
     if (caches_.namespaces.get("", metadataField(desired, "name")) == nullptr) {
@@ -137,8 +138,9 @@ asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
       continue;
     }
     applied.push_back(desired);
-    applies.push_back((*desired)["kind"] == "CSIDriver" ? applyCSIDriver(*desired)
-                                                        : applyChild(*desired, run.uid));
+    applies.push_back((*desired)["kind"] == "CSIDriver"
+                          ? applyCSIDriver(*desired)
+                          : applyChild(*desired, run.uid, &run.created));
   }
   std::vector<std::optional<ErrorLine>> errors = co_await runtime::allOf(std::move(applies));
   for (std::size_t i = 0; i < errors.size(); ++i) {
@@ -153,8 +155,8 @@ asio::awaitable<void> Reconciler::applyAtOnce(ReconcileRun& run,
   }
 }
 
-asio::awaitable<std::optional<ErrorLine>> Reconciler::applyChild(const Json& desired,
-                                                                 const std::string& uid) {
+asio::awaitable<std::optional<ErrorLine>>
+Reconciler::applyChild(const Json& desired, const std::string& uid, std::vector<Json>* created) {
   const ObjectKey key = keyOf(desired);
   const kube::ResourceRef* ref = caches_.resourceOf(key.kind);
   if (ref == nullptr) {
@@ -162,7 +164,7 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::applyChild(const Json& des
   }
   const CachedChild* cached = cachedChild(desired);
   if (cached == nullptr) {
-    co_return co_await createChild(*ref, desired, uid);
+    co_return co_await createChild(*ref, desired, uid, created);
   }
   // Most passes end here: the child is as applied, or differs from it in status only.
   const bool owned = ownedBy(cached->head, uid);
@@ -177,13 +179,24 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::applyChild(const Json& des
   co_return co_await updateChild(*ref, desired, live, uid);
 }
 
-asio::awaitable<std::optional<ErrorLine>>
-Reconciler::createChild(const kube::ResourceRef& ref, const Json& desired, const std::string& uid) {
+asio::awaitable<std::optional<ErrorLine>> Reconciler::createChild(const kube::ResourceRef& ref,
+                                                                  const Json& desired,
+                                                                  const std::string& uid,
+                                                                  std::vector<Json>* createdHere) {
   const ObjectKey key = keyOf(desired);
   kube::Warnings warnings;
   const kube::CreateOptions options{.warnings = &warnings};
   auto created = co_await kube::attempt(client_.create(ref, desired, options));
   if (created) {
+    if (createdHere != nullptr) {
+      const Json& metadata = api::member(*created, "metadata");
+      createdHere->push_back({{"apiVersion", desired["apiVersion"]},
+                              {"kind", desired["kind"]},
+                              {"metadata",
+                               {{"name", api::stringField(metadata, "name")},
+                                {"namespace", api::stringField(metadata, "namespace")},
+                                {"uid", api::stringField(metadata, "uid")}}}});
+    }
     applied_.remember(desired, *created, std::move(warnings));
     co_return std::nullopt;
   }

@@ -4,6 +4,8 @@
 // CSIDriver is applied with the children's first wave (children.cpp).
 #include <csiop/driverdeployment/reconciler.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/csi_driver_decision.hpp>
 #include <csiop/driverdeployment/field_ownership.hpp>
@@ -11,6 +13,7 @@
 #include <csiop/driverdeployment/unmanaged.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/render/render.hpp>
+#include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
@@ -66,7 +69,8 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
   auto written = co_await claimCSIDriver(run.claim, run.desiredCSIDriver(), run.claimedOverUid);
   if (written.alreadyExists() || written.conflict() || written.notFound()) {
     // Someone created or changed it between the cache's read and this write: decide again from
-    // the cache, which will show it.
+    // the cache, which will show it (what went with the claim is deleted: undoCreated).
+    run.claimLost = true;
     co_return ReconcileResult::requeueAfter(requeue::kDriverNameRace);
   }
   if (!written) {
@@ -78,6 +82,25 @@ asio::awaitable<StepResult> Reconciler::claimDriverName(ReconcileRun& run) {
     co_await events_.record(run.dd, false, "CSIDriverRecreated", *observed.csiDriverRecreated);
   }
   co_return std::nullopt;
+}
+
+asio::awaitable<void> Reconciler::undoCreated(ReconcileRun& run) {
+  if (run.created.empty()) {
+    co_return;
+  }
+  spdlog::info("the driver name {} of DriverDeployment {} was taken meanwhile: deleting the {} "
+               "object(s) created with the claim",
+               run.spec->spec.driverName, run.name, run.created.size());
+  std::vector<asio::awaitable<std::optional<ErrorLine>>> deletions;
+  for (const Json& head : run.created) {
+    deletions.push_back(deleteChild(head, run.name));
+  }
+  for (std::optional<ErrorLine>& error : co_await runtime::allOf(std::move(deletions))) {
+    if (error) {
+      run.addError(std::move(*error)); // the owner reference takes it with the DriverDeployment
+    }
+  }
+  run.created.clear();
 }
 
 asio::awaitable<kube::Attempt<Json>> Reconciler::claimCSIDriver(CSIDriverDecision::Action action,

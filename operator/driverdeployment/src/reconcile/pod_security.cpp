@@ -2,17 +2,22 @@
 // namespace that enforces `baseline` or `restricted` is created, and its node plugin pods (which
 // are privileged) are refused one by one, said only in FailedCreate Events
 // (sergelogvinov/proxmox-csi-plugin#241). Before the operator creates a workload in a namespace
-// that enforces a level, it asks the API server with a server-side dry run of one of its pods:
+// that enforces a level (read from the API server with the driver name's claim, in the pass's
+// first round trip), it asks the API server with a server-side dry run of one of its pods:
 // a refusal is reported as a missing prerequisite, with the server's words, and the workload is
 // not created until the namespace allows its pods. A workload that exists already is left to its
 // FailedCreate Events (pod_creation.hpp).
 #include <csiop/driverdeployment/reconciler.hpp>
+
+#include <functional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/object_key.hpp>
 #include <csiop/kube/attempt.hpp>
+#include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 
@@ -49,7 +54,46 @@ Json podOf(const Json& workload) {
   return pod;
 }
 
+// The level namespace `ns` enforces as the server has it (a namespace labelled a moment ago, and
+// not cached yet, must not slip through): "" if none, or if the namespace is not there (the
+// operator creates it, labelled for the node plugins: renderNamespace) or cannot be read (its
+// pods' FailedCreate Events tell, as for a workload that exists).
+asio::awaitable<std::string> enforcedLevel(kube::Client& client, std::string ns) {
+  auto namespace_ = co_await kube::attempt(client.getOpt(kube::resources::namespaces, "", ns));
+  if (!namespace_ || !*namespace_) {
+    co_return std::string();
+  }
+  co_return stringField(member(member(**namespace_, "metadata"), "labels"), kEnforceLabel);
+}
+
+// The namespaces of the workloads not created yet.
+std::set<std::string> namespacesOfNewWorkloads(const std::vector<Json>& desired,
+                                               const std::function<bool(const Json&)>& cached) {
+  std::set<std::string> out;
+  for (const Json& child : desired) {
+    if (isWorkload(stringField(child, "kind")) && !cached(child)) {
+      out.insert(metadataField(child, "namespace"));
+    }
+  }
+  return out;
+}
+
 } // namespace
+
+asio::awaitable<StepResult> Reconciler::readPodSecurityLevels(ReconcileRun& run) {
+  const std::set<std::string> namespaces = namespacesOfNewWorkloads(
+      run.desired, [this](const Json& child) { return cachedChild(child) != nullptr; });
+  std::vector<asio::awaitable<std::string>> reads;
+  for (const std::string& ns : namespaces) {
+    reads.push_back(enforcedLevel(client_, ns));
+  }
+  std::vector<std::string> levels = co_await runtime::allOf(std::move(reads));
+  auto level = levels.begin();
+  for (const std::string& ns : namespaces) {
+    run.podSecurityLevels[ns] = std::move(*level++);
+  }
+  co_return std::nullopt;
+}
 
 asio::awaitable<void> Reconciler::checkPodSecurity(ReconcileRun& run) {
   for (const Json& desired : run.desired) {
@@ -57,15 +101,14 @@ asio::awaitable<void> Reconciler::checkPodSecurity(ReconcileRun& run) {
     if (!isWorkload(kind) || cachedChild(desired) != nullptr) {
       continue;
     }
-    // The namespace as the server has it: one read per workload about to be created, which a
-    // namespace labelled a moment ago (and not cached yet) must not slip through.
+    // Read with the claim (readPodSecurityLevels), else now.
     const std::string ns = metadataField(desired, "namespace");
-    auto namespace_ = co_await kube::attempt(client_.getOpt(kube::resources::namespaces, "", ns));
-    if (!namespace_ || !*namespace_) {
-      continue; // the operator creates it, labelled for the node plugins (renderNamespace)
+    std::string level;
+    if (const auto read = run.podSecurityLevels.find(ns); read != run.podSecurityLevels.end()) {
+      level = read->second;
+    } else {
+      level = co_await enforcedLevel(client_, ns); // no co_await in a ?: (g++ 12)
     }
-    const std::string level =
-        stringField(member(member(**namespace_, "metadata"), "labels"), kEnforceLabel);
     if (level.empty() || level == "privileged") {
       continue;
     }

@@ -89,9 +89,13 @@ asio::awaitable<StepResult> Reconciler::claimAlongWithIdentities(ReconcileRun& r
   std::vector<asio::awaitable<StepResult>> first;
   first.push_back(ensureFinalizer(run));
   first.push_back(claimDriverName(run));
-  first.push_back(applyServiceAccounts(run));
   first.push_back(applySharedObjects(run));
+  first.push_back(applyIdentities(run));
+  first.push_back(readPodSecurityLevels(run));
   std::vector<StepResult> results = co_await runtime::allOf(std::move(first));
+  if (run.claimLost) {
+    co_await undoCreated(run);
+  }
   for (StepResult& result : results) {
     if (!result.goesOn()) {
       co_return std::move(result);

@@ -95,9 +95,18 @@ struct ReconcileRun {
   std::string claimedOverUid;
   std::string csiDriverChange; // Recreate: the immutable fields that changed
   bool applyCSIDriver = false;
-  // claimAlongWithIdentities: the ServiceAccounts were applied with the claim (their namespace
-  // was there), so the workloads go with the first wave.
-  bool serviceAccountsApplied = false;
+  // claimDriverName: someone else's write won the race for the name (AlreadyExists, or the
+  // CSIDriver changed under a Recreate).
+  bool claimLost = false;
+  // claimAlongWithIdentities: the ServiceAccounts and the driver's own (Cluster)Roles were applied
+  // with the claim (their namespaces were there), so every other child goes in one wave.
+  bool identitiesApplied = false;
+  // claimAlongWithIdentities: the Pod Security level each namespace of a workload about to be
+  // created enforces, read from the API server with the claim ("": none, or the namespace is not
+  // there yet); a namespace not read is read by checkPodSecurity.
+  std::map<std::string, std::string> podSecurityLevels;
+  // What this pass created (createChild), for a lost claim to delete again: each as answered.
+  std::vector<api::Json> created;
   // ServiceAccounts ("ns/name") that exist and are someone else's: the workloads that would run
   // as one of them are not applied.
   std::set<std::string> foreignAccounts;

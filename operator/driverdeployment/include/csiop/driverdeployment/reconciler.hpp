@@ -209,8 +209,10 @@ private:
   // name someone else holds skips to the status step, which reports it, before anything else is
   // written.
   boost::asio::awaitable<StepResult> checkDriverName(ReconcileRun& run);
-  // reconcile.cpp: the next four at the same time (independent requests: one round trip
-  // before the children instead of two); the first result that ends the pass, in this order.
+  // reconcile.cpp: the finalizer, the claim, the shared objects, the identities and the Pod
+  // Security levels at the same time (independent requests: one round trip before the other
+  // children); the first result that ends the pass, in this order. A claim lost to someone else
+  // deletes what the pass created meanwhile (undoCreated).
   boost::asio::awaitable<StepResult> claimAlongWithIdentities(ReconcileRun& run);
   // finalizer.cpp: adds the finalizer if missing (not once the deletion has begun).
   boost::asio::awaitable<StepResult> ensureFinalizer(ReconcileRun& run);
@@ -222,9 +224,15 @@ private:
   boost::asio::awaitable<StepResult> applySharedObjects(ReconcileRun& run);
   boost::asio::awaitable<std::optional<ErrorLine>> applyShared(const api::Json& desired);
   std::vector<std::string> everyDriverDeployment() const;
-  // children.cpp: the ServiceAccounts, if their namespaces are there (no grant comes with
-  // them, and the workloads' pods need them): the workloads then need not wait a wave.
-  boost::asio::awaitable<StepResult> applyServiceAccounts(ReconcileRun& run);
+  // children.cpp: the ServiceAccounts and the driver's own roles (apply_waves.hpp's
+  // isIdentity), if their namespaces are there: every other child then goes in one wave.
+  boost::asio::awaitable<StepResult> applyIdentities(ReconcileRun& run);
+  // pod_security.cpp: the Pod Security level of each namespace of a workload about to be created,
+  // read from the API server (ReconcileRun::podSecurityLevels), with the claim.
+  boost::asio::awaitable<StepResult> readPodSecurityLevels(ReconcileRun& run);
+  // driver_name.cpp: deletes what this pass created (ReconcileRun::created), once its claim of
+  // the driver name was lost: exactly those objects (uid preconditions).
+  boost::asio::awaitable<void> undoCreated(ReconcileRun& run);
   // children.cpp: the Namespace, then the other children in waves.
   boost::asio::awaitable<StepResult> applyChildren(ReconcileRun& run);
   // prune.cpp: deletes the children the spec no longer wants.
@@ -361,12 +369,15 @@ private:
   // status.
   boost::asio::awaitable<void> applyAtOnce(ReconcileRun& run,
                                            const std::vector<const api::Json*>& members);
-  // children.cpp: creates or applies one child; the error, or std::nullopt on success.
-  boost::asio::awaitable<std::optional<ErrorLine>> applyChild(const api::Json& desired,
-                                                              const std::string& uid);
-  // Not in the caches: a create; if it exists after all, as updateChild.
+  // children.cpp: creates or applies one child; the error, or std::nullopt on success. What it
+  // creates is added to `created` (the head: apiVersion, kind, name, namespace, uid).
   boost::asio::awaitable<std::optional<ErrorLine>>
-  createChild(const kube::ResourceRef& ref, const api::Json& desired, const std::string& uid);
+  applyChild(const api::Json& desired, const std::string& uid, std::vector<api::Json>* created);
+  // Not in the caches: a create; if it exists after all, as updateChild.
+  boost::asio::awaitable<std::optional<ErrorLine>> createChild(const kube::ResourceRef& ref,
+                                                               const api::Json& desired,
+                                                               const std::string& uid,
+                                                               std::vector<api::Json>* created);
   // Someone else's: left alone (an error marked foreign); as last applied or containing
   // `desired`: nothing; else applied (a StorageClass whose immutable fields changed: recreated).
   boost::asio::awaitable<std::optional<ErrorLine>> updateChild(const kube::ResourceRef& ref,
