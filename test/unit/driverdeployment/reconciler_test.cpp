@@ -837,6 +837,58 @@ TEST_F(ReconcilerTest, ADeletionWaitsWhileAVolumeOfTheDriverExistsAndCompletesAf
   EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "the finalizer is removed";
 }
 
+// A deletion nothing blocks takes one pass: the tests' sweeps and the look for volume users in one
+// round trip, every child but the CSIDriver in the next, then the CSIDriver (once every other
+// delete was answered) with the finalizer. The API server answers the DaemonSet's delete late,
+// to tell the round trips apart.
+TEST_F(ReconcilerTest, ADeletionTakesOnePassWithTheCSIDriverLastAndTheFinalizerBesideIt) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kLate = 300ms;
+  converge();
+  std::map<std::string, Clock::time_point> arrived; // "METHOD resource" -> first arrival
+  std::optional<Clock::time_point> daemonSetGone;
+  api_.delay([&](const testing::Request& request) {
+    const auto now = Clock::now();
+    const std::string resource = resourceOf(request.target);
+    arrived.try_emplace(
+        request.method + " " + (request.method == "DELETE" ? request.target : resource), now);
+    if (request.method == "DELETE" && request.target.find("/daemonsets/") != std::string::npos) {
+      daemonSetGone = now + kLate;
+      return std::chrono::milliseconds(kLate);
+    }
+    return 0ms;
+  });
+  Json dd = *api_.find(r::driverdeployments, "", "demo");
+  dd["metadata"]["deletionTimestamp"] = fixedNow();
+  api_.put(r::driverdeployments, std::move(dd));
+  awaitCached(caches_.driverDeployments, r::driverdeployments, "", "demo");
+  const int passes = api_.count("GET", "/persistentvolumeclaims?"); // the tests' sweeps list them
+  reconcile("demo");
+  settle();
+  EXPECT_EQ(api_.find(r::driverdeployments, "", "demo"), nullptr) << "gone after one pass";
+  EXPECT_EQ(api_.findNamed(r::daemonsets, "demo-node"), nullptr);
+  EXPECT_EQ(api_.findNamed(r::serviceaccounts, "demo-node"), nullptr);
+  EXPECT_EQ(api_.find(r::csidrivers, "", kDriver), nullptr);
+  EXPECT_GT(api_.count("GET", "/persistentvolumeclaims?"), passes) << "the tests were swept";
+  ASSERT_TRUE(daemonSetGone);
+  std::optional<Clock::time_point> driverDeleted;
+  std::optional<Clock::time_point> finalizerRemoved;
+  for (const auto& [request, at] : arrived) {
+    if (request.starts_with("DELETE ") && request.find("/csidrivers/") != std::string::npos) {
+      driverDeleted = at;
+    } else if (request.starts_with("DELETE ")) {
+      EXPECT_LT(at, *daemonSetGone) << request << " goes with the DaemonSet";
+    } else if (request == "PATCH " + std::string("demo")) {
+      finalizerRemoved = at;
+    }
+  }
+  ASSERT_TRUE(driverDeleted);
+  EXPECT_GE(*driverDeleted, *daemonSetGone) << "the CSIDriver once the rest is gone";
+  ASSERT_TRUE(finalizerRemoved) << "the finalizer is removed";
+  EXPECT_GE(*finalizerRemoved, *daemonSetGone);
+  EXPECT_LT(*finalizerRemoved, *driverDeleted + kLate) << "with the CSIDriver's delete";
+}
+
 // The operator's own smoke tests are not volumes in use: a deletion (whatever the process
 // remembers of its tests) removes their claims, waits while the driver removes their volumes,
 // then completes; a volume of anyone else keeps blocking it.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -62,11 +63,22 @@ asio::awaitable<StepResult> Reconciler::finalizeUnlessBlocked(ReconcileRun& run)
   if (!observed.deleting) {
     co_return std::nullopt;
   }
-  // The smoke tests go first (their volumes are the driver's to remove), listed whatever this
-  // process remembers of them: a test the previous process left is found too.
-  co_await sweepSmokeTests(run, {});
+  // The smoke and provision tests go first (their volumes are the driver's to remove), listed
+  // whatever this process remembers of them: a test the previous process left is found too.
+  // Meanwhile the pods that may use the driver's inline volumes are listed (deletionBlocker):
+  // one round trip for the three.
+  // (Named: the coroutines hold references to their arguments until they run.)
   provisionsClean_.erase(run.name);
-  co_await sweepProvisionTests(run);
+  const std::set<std::string> keepNone;
+  const Json& spec = api::member(run.dd, "spec");
+  const std::string driverName = stringField(spec, "driverName");
+  std::vector<asio::awaitable<bool>> first;
+  first.push_back(sweepSmokeTests(run, keepNone));
+  first.push_back(sweepProvisionTests(run));
+  if (stringField(spec, "deletionPolicy", "Delete") != "Orphan") {
+    first.push_back(knowVolumeUsers(run, driverName, false));
+  }
+  co_await runtime::allOf(std::move(first));
   observed.deletionBlocked = co_await deletionBlocker(run);
   if (!observed.deletionBlocked) {
     co_return co_await finalize(run);
@@ -150,16 +162,39 @@ asio::awaitable<std::optional<ErrorLine>> Reconciler::orphan(const Json& child) 
   co_return std::nullopt;
 }
 
-asio::awaitable<std::optional<ErrorLine>> Reconciler::deleteChild(const Json& child,
-                                                                  std::string owner) {
+asio::awaitable<std::optional<ErrorLine>>
+Reconciler::deleteChild(const Json& child, std::string owner, bool* lingers) {
   const ObjectKey key = keyOf(child);
   spdlog::info("deleting {} of DriverDeployment {}", key.str(), owner);
   const std::string uid = metadataField(child, "uid"); // the options view it
   const kube::DeleteOptions options = deleteOnly(uid, true);
   auto removed = co_await kube::attempt(
-      client_.removeIfExists(*caches_.resourceOf(key.kind), key.namespace_, key.name, options));
+      client_.remove(*caches_.resourceOf(key.kind), key.namespace_, key.name, options));
+  if (removed.notFound()) {
+    co_return std::nullopt;
+  }
   if (!removed) {
     co_return ErrorLine::of("deleting " + key.str() + ": ", removed);
+  }
+  // The answer is a Status, or the object as deleted; one with finalizers is still there.
+  if (lingers != nullptr && !api::member(api::member(*removed, "metadata"), "finalizers").empty()) {
+    *lingers = true;
+  }
+  co_return std::nullopt;
+}
+
+asio::awaitable<std::optional<ErrorLine>> Reconciler::removeFinalizer(const ReconcileRun& run) {
+  const Json& metadata = run.dd["metadata"];
+  Json without = Json::array();
+  for (const auto& f : metadata.value("finalizers", Json::array())) {
+    if (f != kFinalizer) {
+      without.push_back(f);
+    }
+  }
+  auto patched =
+      co_await patchFinalizers(client_, run.name, metadata, "replace", std::move(without));
+  if (!patched && !patched.notFound()) { // not found: gone already (a pass before this one)
+    co_return ErrorLine::of("removing the finalizer " + std::string(kFinalizer) + ": ", patched);
   }
   co_return std::nullopt;
 }
@@ -190,6 +225,7 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
                             keyOf(child).str() + " carries " + api::kUnmanagedAnnotation +
                                 ": left in place, no longer owned");
   }
+  std::vector<asio::awaitable<std::optional<ErrorLine>>> last;
   if (policy == "Orphan") {
     for (const Json& child : children) {
       if (std::optional<ErrorLine> error = co_await orphan(child)) {
@@ -197,44 +233,40 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
       }
     }
   } else {
-    // Everything else first, the CSIDriver once nothing else is left.
-    const bool onlyDriverLeft =
-        std::all_of(children.begin(), children.end(), [](const Json& child) {
-          return child.value("kind", std::string()) == "CSIDriver";
-        });
-    // The workloads first (their pods stop while their RBAC is still there), then the rest;
-    // the deletions of a group at the same time.
-    std::map<bool, std::vector<asio::awaitable<std::optional<ErrorLine>>>> groups;
+    // Every child but the CSIDriver at once, in the background (the garbage collector removes
+    // what each owns; a workload's pods terminate after it is gone, whatever the order of the
+    // deletes). Once every answer says its child is gone, the CSIDriver: the driver name stays
+    // claimed until nothing else of the driver is left.
+    const Json* driver = nullptr;
+    bool lingers = false;
+    std::vector<asio::awaitable<std::optional<ErrorLine>>> deletions;
     for (const Json& child : children) {
-      const ObjectKey key = keyOf(child);
-      if (key.kind == "CSIDriver" && !onlyDriverLeft) {
+      if (keyOf(child).kind == "CSIDriver") {
+        driver = &child;
         continue;
       }
-      groups[!isWorkload(key.kind)].push_back(deleteChild(child, run.name));
+      deletions.push_back(deleteChild(child, run.name, &lingers));
     }
-    for (auto& [rest, deletions] : groups) {
-      for (std::optional<ErrorLine>& error : co_await runtime::allOf(std::move(deletions))) {
-        if (error) {
-          co_return failedWith(std::move(*error));
-        }
+    for (std::optional<ErrorLine>& error : co_await runtime::allOf(std::move(deletions))) {
+      if (error) {
+        co_return failedWith(std::move(*error));
       }
     }
-    if (!children.empty()) {
-      co_return ReconcileResult::requeueAfter(requeue::kChildrenGoing); // until the caches show
-                                                                        // them gone
+    if (lingers) {
+      // A child's own finalizers hold it: until the caches show it gone.
+      co_return ReconcileResult::requeueAfter(requeue::kChildrenGoing);
+    }
+    if (driver != nullptr) {
+      last.push_back(deleteChild(*driver, run.name, nullptr));
     }
   }
-  Json without = Json::array();
-  for (const auto& f : dd["metadata"]["finalizers"]) {
-    if (f != kFinalizer) {
-      without.push_back(f);
+  // With the CSIDriver's delete, the finalizer: should that delete fail, the CSIDriver's owner
+  // reference hands it to the garbage collector once the DriverDeployment is gone.
+  last.push_back(removeFinalizer(run));
+  for (std::optional<ErrorLine>& error : co_await runtime::allOf(std::move(last))) {
+    if (error) {
+      co_return failedWith(std::move(*error));
     }
-  }
-  auto patched =
-      co_await patchFinalizers(client_, run.name, dd["metadata"], "replace", std::move(without));
-  if (!patched) {
-    co_return failedWith(
-        ErrorLine::of("removing the finalizer " + std::string(kFinalizer) + ": ", patched));
   }
   co_return ReconcileResult::done();
 }

@@ -13,6 +13,7 @@
 #include <csiop/api/json_access.hpp>
 #include <csiop/driverdeployment/smoke_volume.hpp>
 #include <csiop/kube/attempt.hpp>
+#include <csiop/runtime/concurrently.hpp>
 
 #include "reconcile_run.hpp"
 #include "requests.hpp"
@@ -181,6 +182,18 @@ asio::awaitable<void> Reconciler::startSmokeTests(ReconcileRun& run, const Rollo
   }
 }
 
+namespace {
+
+// The objects of `kind` in `ns` that `selector` selects (always set: an Attempt is not
+// default-constructible, which runtime::allOf's results must be).
+asio::awaitable<std::optional<kube::Attempt<kube::ListResult>>>
+listLabelled(kube::Client& client, const kube::ResourceRef& kind, std::string ns,
+             std::string selector) {
+  co_return co_await kube::attempt(client.listAll(kind, ns, {.labelSelector = selector}));
+}
+
+} // namespace
+
 asio::awaitable<bool> Reconciler::sweepSmokeTests(ReconcileRun& run,
                                                   const std::set<std::string>& keep) {
   const SmokeTestOwner owner = run.testOwner();
@@ -190,8 +203,15 @@ asio::awaitable<bool> Reconciler::sweepSmokeTests(ReconcileRun& run,
   bool clean = true;
   const std::array<const kube::ResourceRef*, 2> kinds = {&kube::resources::pods,
                                                          &kube::resources::persistentvolumeclaims};
+  // Both lists at once (one round trip).
+  std::vector<asio::awaitable<std::optional<kube::Attempt<kube::ListResult>>>> lists;
   for (const kube::ResourceRef* kind : kinds) {
-    auto listed = co_await kube::attempt(client_.listAll(*kind, ns, {.labelSelector = selector}));
+    lists.push_back(listLabelled(client_, *kind, ns, selector));
+  }
+  auto results = co_await runtime::allOf(std::move(lists));
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const kube::ResourceRef* kind = kinds[i];
+    kube::Attempt<kube::ListResult>& listed = *results[i];
     if (!listed) {
       run.addError(ErrorLine::of("listing the smoke " + kind->resource + ": ", listed));
       clean = false;

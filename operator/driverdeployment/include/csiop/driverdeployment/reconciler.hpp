@@ -349,10 +349,13 @@ private:
   // Drops the owner reference and owner marks: the object stays, unmanaged. The error, or
   // std::nullopt on success (also when it is gone).
   boost::asio::awaitable<std::optional<ErrorLine>> orphan(const api::Json& child);
-  // Deletes a child of DriverDeployment `owner` (that one only: its uid); the error, or
-  // std::nullopt on success (also when it is gone already).
-  boost::asio::awaitable<std::optional<ErrorLine>> deleteChild(const api::Json& child,
-                                                               std::string owner);
+  // Deletes a child of DriverDeployment `owner` (that one only: its uid), in the background; the
+  // error, or std::nullopt on success (also when it is gone already). `lingers` (if given) is
+  // set when the answer shows the child still there, held by finalizers of its own.
+  boost::asio::awaitable<std::optional<ErrorLine>>
+  deleteChild(const api::Json& child, std::string owner, bool* lingers = nullptr);
+  // The finalizer off the DriverDeployment (a DriverDeployment gone already is no error).
+  boost::asio::awaitable<std::optional<ErrorLine>> removeFinalizer(const ReconcileRun& run);
   // desired.cpp: sets the content hash of what each workload references on its pod template;
   // true if any workload references something this DriverDeployment does not render (read again
   // every configPollPeriod_). An object
