@@ -263,7 +263,11 @@ asio::awaitable<ReconcileResult> Reconciler::finalize(const ReconcileRun& run) {
   // With the CSIDriver's delete, the finalizer: should that delete fail, the CSIDriver's owner
   // reference hands it to the garbage collector once the DriverDeployment is gone.
   last.push_back(removeFinalizer(run));
-  for (std::optional<ErrorLine>& error : co_await runtime::allOf(std::move(last))) {
+  std::vector<std::optional<ErrorLine>> errors = co_await runtime::allOf(std::move(last));
+  if (!errors.back()) {
+    finalized_[run.name] = run.uid;
+  }
+  for (std::optional<ErrorLine>& error : errors) {
     if (error) {
       co_return failedWith(std::move(*error));
     }

@@ -8,6 +8,7 @@ namespace csiop::driverdeployment {
 void Reconciler::forget(const std::string& name) {
   statusWritten_.erase(name);
   forcedDeletions_.erase(name);
+  finalized_.erase(name);
   waitingNodes_.erase(name);
   rollouts_.erase(name);
   smokeSwept_.erase(name);
@@ -28,12 +29,12 @@ void Reconciler::forget(const std::string& name) {
 }
 
 std::size_t Reconciler::trackedStateEntries() const {
-  std::size_t n = statusWritten_.size() + forcedDeletions_.size() + waitingNodes_.size() +
-                  rollouts_.size() + smokeSwept_.size() + prePullsLeft_.size() +
-                  controllerRollouts_.size() + provisionsClean_.size() + applied_.size() +
-                  registrarLogs_.size() + unregistered_.size() + podReadClocks_.size() +
-                  podWatchers_.size() + volumeFailures_.size() + claimLookups_.size() +
-                  volumeFailureObjects_.size();
+  std::size_t n = statusWritten_.size() + forcedDeletions_.size() + finalized_.size() +
+                  waitingNodes_.size() + rollouts_.size() + smokeSwept_.size() +
+                  prePullsLeft_.size() + controllerRollouts_.size() + provisionsClean_.size() +
+                  applied_.size() + registrarLogs_.size() + unregistered_.size() +
+                  podReadClocks_.size() + podWatchers_.size() + volumeFailures_.size() +
+                  claimLookups_.size() + volumeFailureObjects_.size();
   for (const auto& [what, names] : waitingFor_) {
     n += names.size();
   }

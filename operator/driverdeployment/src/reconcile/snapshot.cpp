@@ -11,6 +11,11 @@ namespace csiop::driverdeployment {
 
 using api::Json;
 
+bool Reconciler::finalized(const std::string& name, const std::string& uid) const {
+  const auto it = finalized_.find(name);
+  return it != finalized_.end() && it->second == uid;
+}
+
 std::optional<ReconcileRun> Reconciler::takeSnapshot(const std::string& name) {
   const Json* cached = caches_.driverDeployments.get("", name);
   if (cached == nullptr) {
@@ -27,6 +32,9 @@ std::optional<ReconcileRun> Reconciler::takeSnapshot(const std::string& name) {
   observed.generation = decoded.object.generation();
   observed.deleting = run.dd["metadata"].contains("deletionTimestamp");
   observed.paused = api::isTrue(run.dd.value("spec", Json::object()), "paused");
+  if (observed.deleting && finalized(name, run.uid)) {
+    return std::nullopt; // this process removed the finalizer; the cache has not shown it yet
+  }
   if (observed.deleting && !hasFinalizer(run.dd, kFinalizer)) {
     forget(name);
     return std::nullopt; // finalized: the API server removes it

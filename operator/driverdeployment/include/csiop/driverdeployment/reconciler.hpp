@@ -174,6 +174,8 @@ private:
   // waits); std::nullopt once it is gone or finalized, and then what is kept for it is dropped
   // (forget).
   std::optional<ReconcileRun> takeSnapshot(const std::string& name);
+  // Whether this process removed the finalizer of `name`'s incarnation `uid` (finalize).
+  bool finalized(const std::string& name, const std::string& uid) const;
   // forget.cpp: drops what is kept for the DriverDeployment `name`.
   void forget(const std::string& name);
   // pause.cpp: spec.paused: nothing is written but the status (the Paused condition): the pass
@@ -435,6 +437,9 @@ private:
   // DriverDeployment -> the uid whose forced deletion has an Event (a new one of the name gets
   // its own).
   std::map<std::string, std::string> forcedDeletions_;
+  // The DriverDeployments (name -> uid) whose finalizer this process removed: a pass that a
+  // child's deletion brings before the cache shows the DriverDeployment gone has nothing to do.
+  std::map<std::string, std::string> finalized_;
   // DriverDeployment -> nodes its node plugin rollout waits on (a change of one requeues it).
   std::map<std::string, std::set<std::string>> waitingNodes_;
   // DriverDeployment -> node plugin DaemonSet -> its verified rollout as last planned.
