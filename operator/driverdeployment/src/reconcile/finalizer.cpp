@@ -12,7 +12,6 @@
 
 #include <csiop/api/defaults.hpp>
 #include <csiop/api/json_access.hpp>
-#include <csiop/driverdeployment/apply_waves.hpp>
 #include <csiop/driverdeployment/object_key.hpp>
 #include <csiop/driverdeployment/ownership.hpp>
 #include <csiop/driverdeployment/pruning.hpp>

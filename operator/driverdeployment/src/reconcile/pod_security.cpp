@@ -9,12 +9,12 @@
 // FailedCreate Events (pod_creation.hpp).
 #include <csiop/driverdeployment/reconciler.hpp>
 
-#include <functional>
 #include <set>
 
 #include <spdlog/spdlog.h>
 
 #include <csiop/api/json_access.hpp>
+#include <csiop/driverdeployment/apply_waves.hpp>
 #include <csiop/driverdeployment/object_key.hpp>
 #include <csiop/kube/attempt.hpp>
 #include <csiop/runtime/concurrently.hpp>
@@ -32,10 +32,6 @@ using api::stringField;
 namespace {
 
 constexpr const char* kEnforceLabel = "pod-security.kubernetes.io/enforce";
-
-bool isWorkload(const std::string& kind) {
-  return kind == "DaemonSet" || kind == "Deployment" || kind == "StatefulSet";
-}
 
 // A pod as the workload's controller would create it (its name left to the server).
 Json podOf(const Json& workload) {
@@ -66,23 +62,15 @@ asio::awaitable<std::string> enforcedLevel(kube::Client& client, std::string ns)
   co_return stringField(member(member(**namespace_, "metadata"), "labels"), kEnforceLabel);
 }
 
-// The namespaces of the workloads not created yet.
-std::set<std::string> namespacesOfNewWorkloads(const std::vector<Json>& desired,
-                                               const std::function<bool(const Json&)>& cached) {
-  std::set<std::string> out;
-  for (const Json& child : desired) {
-    if (isWorkload(stringField(child, "kind")) && !cached(child)) {
-      out.insert(metadataField(child, "namespace"));
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 asio::awaitable<StepResult> Reconciler::readPodSecurityLevels(ReconcileRun& run) {
-  const std::set<std::string> namespaces = namespacesOfNewWorkloads(
-      run.desired, [this](const Json& child) { return cachedChild(child) != nullptr; });
+  std::set<std::string> namespaces; // of the workloads not created yet
+  for (const Json& desired : run.desired) {
+    if (isWorkload(stringField(desired, "kind")) && cachedChild(desired) == nullptr) {
+      namespaces.insert(metadataField(desired, "namespace"));
+    }
+  }
   std::vector<asio::awaitable<std::string>> reads;
   for (const std::string& ns : namespaces) {
     reads.push_back(enforcedLevel(client_, ns));
