@@ -15,7 +15,8 @@
 //     422, as by an API server without it: the client lists instead;
 //   - /version, /api and /apis, minimally.
 //
-// Each request is logged to stderr with its protocol (HTTP/1.1 or HTTP/2.0).
+// Each request is logged to stderr with its protocol (HTTP/1.1 or HTTP/2.0), TLS version and cipher
+// suite.
 package main
 
 import (
@@ -112,7 +113,8 @@ type server struct {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	log.Printf("%s %s %s", r.Method, r.URL.RequestURI(), r.Proto)
+	log.Printf("%s %s %s %s %s", r.Method, r.URL.RequestURI(), r.Proto, tls.VersionName(r.TLS.Version),
+		tls.CipherSuiteName(r.TLS.CipherSuite))
 	q := r.URL.Query()
 	switch {
 	case r.Method != http.MethodGet:
