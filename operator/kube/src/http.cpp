@@ -66,10 +66,17 @@ bool isClosedError(const error_code& ec) {
   throw boost::system::system_error(ec);
 }
 
+// What one read from a connection asks for. Beast reads as much as its buffer has room for,
+// but no less than 512 bytes, and a buffer that started small stays small: an 11 KB watch event
+// was some 22 reads of 512 bytes, each a pass through the TLS stream and the scheduler. A TLS
+// record holds at most 16 KiB, so one read takes a whole record.
+constexpr std::size_t kReadSize = 16 * 1024;
+
 // One connection, plain or TLS.
 class Connection {
 public:
   Connection(const asio::any_io_executor& executor, asio::ssl::context* tls) {
+    buffer.reserve(kReadSize);
     if (tls)
       tls_.emplace(executor, *tls);
     else
