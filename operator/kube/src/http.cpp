@@ -66,17 +66,17 @@ bool isClosedError(const error_code& ec) {
   throw boost::system::system_error(ec);
 }
 
-// What one read from a connection asks for. Beast reads as much as its buffer has room for,
-// but no less than 512 bytes, and a buffer that started small stays small: an 11 KB watch event
-// was some 22 reads of 512 bytes, each a pass through the TLS stream and the scheduler. A TLS
-// record holds at most 16 KiB, so one read takes a whole record.
+// What one read from a connection asks for while it reads a response. Beast reads as much as
+// its buffer has room for, but no less than 512 bytes, and a buffer that started small stays
+// small: an 11 KB watch event was some 22 reads of 512 bytes, each a pass through the TLS stream
+// and the scheduler. A TLS record holds at most 16 KiB, so one read takes a whole record. An idle
+// pooled connection gives the room back.
 constexpr std::size_t kReadSize = 16 * 1024;
 
 // One connection, plain or TLS.
 class Connection {
 public:
   Connection(const asio::any_io_executor& executor, asio::ssl::context* tls) {
-    buffer.reserve(kReadSize);
     if (tls)
       tls_.emplace(executor, *tls);
     else
@@ -370,6 +370,7 @@ struct HttpClient::Impl {
       return;
     }
     connection->lowest().expires_never();
+    connection->buffer.shrink_to_fit(); // empty: looksAlive() refuses one that is not
     connection->idleSince = std::chrono::steady_clock::now();
     idle.push_back(std::move(connection));
     while (idle.size() > options.maxIdleConnections) {
@@ -483,6 +484,7 @@ struct HttpClient::Impl {
       error_code ec = co_await connection->write(req);
       Response parser;
       parser.body_limit(options.maxBodyBytes);
+      connection->buffer.reserve(kReadSize);
       if (!ec)
         ec = co_await connection->read(parser);
       if (ec) {
@@ -518,6 +520,7 @@ struct HttpClient::Impl {
     ++stats.requests;
     auto parser = std::make_unique<Response>();
     parser->body_limit(boost::none);
+    connection->buffer.reserve(kReadSize);
     error_code ec = co_await connection->write(req);
     if (!ec)
       ec = co_await connection->readHeader(*parser);
