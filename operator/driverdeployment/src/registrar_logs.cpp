@@ -51,9 +51,19 @@ std::vector<std::string> logLines(std::string_view log, std::size_t lines) {
 }
 
 std::optional<std::string> kubeletLogError(std::string_view log) {
-  constexpr std::string_view kUnreadable = "unable to retrieve container logs for ";
+  // The kubelet's, and the CRI log reader's, words for a log it could not read (a container
+  // whose log file is gone or not there yet: kuberuntime's GetContainerLogs, cri-client's
+  // ReadLogs).
+  constexpr std::string_view kUnreadable[] = {"unable to retrieve container logs for ",
+                                              "failed to try resolving symlinks in path ",
+                                              "failed to open log file ",
+                                              "failed to read log file ",
+                                              "failed to tail ",
+                                              "failed to seek "};
   const std::string_view text = trimmed(log, " \t\r\n");
-  if (!text.starts_with(kUnreadable) || text.find('\n') != std::string_view::npos) {
+  if (text.find('\n') != std::string_view::npos ||
+      std::ranges::none_of(kUnreadable,
+                           [&](std::string_view prefix) { return text.starts_with(prefix); })) {
     return std::nullopt;
   }
   return printableLine(text, kRegistrarLogLineMax);

@@ -175,6 +175,16 @@ TEST(RegistrarLogs, TheKubeletsCannotReadAnswerIsToldFromALog) {
       << "a log that quotes the text is a log";
   EXPECT_EQ(kubeletLogError(""), std::nullopt);
   EXPECT_EQ(kubeletLogError("E1129 connection refused"), std::nullopt);
+  // The CRI log reader's, when the exited container's log file is not (or no longer) there.
+  const std::string missing =
+      "failed to try resolving symlinks in path \"/var/log/pods/csi_node-x_4b6c/"
+      "node-driver-registrar/0.log\": lstat /var/log/pods/csi_node-x_4b6c/"
+      "node-driver-registrar/0.log: no such file or directory";
+  EXPECT_EQ(kubeletLogError(missing), printableLine(missing, kRegistrarLogLineMax));
+  EXPECT_NE(kubeletLogError("failed to open log file \"/var/log/pods/x/0.log\": EACCES"),
+            std::nullopt);
+  EXPECT_EQ(kubeletLogError("I1129 main.go:145] failed to open log file"), std::nullopt)
+      << "a line of the registrar that mentions it is a log";
 }
 
 TEST(RegistrarLogs, TheTailThatFitsIsQuotedTheEndFirst) {
