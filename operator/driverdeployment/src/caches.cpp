@@ -70,6 +70,8 @@ std::vector<std::string> childOwner(const CachedChild& child) {
   return ownerLabelValue(child.head);
 }
 
+} // namespace
+
 std::vector<std::string> podOwner(const CachedPod& pod) {
   return pod.owner.empty() ? std::vector<std::string>{} : std::vector<std::string>{pod.owner};
 }
@@ -77,8 +79,6 @@ std::vector<std::string> podOwner(const CachedPod& pod) {
 std::vector<std::string> volumeUserIndex(const CachedPod& pod) {
   return pod.usesVolumes() ? std::vector<std::string>{"true"} : std::vector<std::string>{};
 }
-
-} // namespace
 
 // What the node plugin rollout reads of a Node; status (images, conditions, ...) is most of it.
 bool cutDownNode(Json& node) {

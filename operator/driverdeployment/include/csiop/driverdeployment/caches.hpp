@@ -47,6 +47,9 @@ inline constexpr const char* kByWorkload = "workload";
 
 // The owner label's value: the DriverDeployment an object was made for ("" : none).
 std::string ownerLabelOf(const Json& object);
+// The pod caches' index functions: kByOwner (the pod's owner label) and kUsesVolumes.
+std::vector<std::string> podOwner(const CachedPod& pod);
+std::vector<std::string> volumeUserIndex(const CachedPod& pod);
 
 // What the many-object caches build of each object as it is parsed (kube/field_mask.hpp): what
 // their transforms and entries read (a CachedPod's fields, a Node's name, annotation and
